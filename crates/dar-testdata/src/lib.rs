@@ -1,0 +1,72 @@
+//! Locates the shared Delta test tables (`../shared/testdata`) for dar's tests.
+//!
+//! The tables are read in place, never copied into the repository. The folder
+//! is `$DAR_TESTDATA` when set, else `../shared/testdata` next to the workspace
+//! root. Where it is absent (a user's fresh clone), tests that need it print a
+//! loud `SKIPPED` line and return early; with `DAR_REQUIRE_TESTDATA=1` (as
+//! `.ci/run` sets) a missing folder fails the test instead.
+//!
+//! ```
+//! // In a test: skip (loudly) when the shared tables are not here.
+//! let Some(table) = dar_testdata::table("kernel/table-with-dv-small") else {
+//!     return;
+//! };
+//! assert!(table.join("_delta_log").is_dir());
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the test-data folder.
+pub const TESTDATA_ENV: &str = "DAR_TESTDATA";
+/// Environment variable that turns a missing test-data folder into a failure.
+pub const REQUIRE_ENV: &str = "DAR_REQUIRE_TESTDATA";
+
+/// The test-data folder, if present: `$DAR_TESTDATA`, else `../shared/testdata`
+/// beside the workspace root.
+pub fn root() -> Option<PathBuf> {
+    let dir = match std::env::var_os(TESTDATA_ENV) {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
+    };
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    missing(&dir.display().to_string());
+    None
+}
+
+/// A table (or any path) under the test-data folder, e.g. `"dat/basic_append"`
+/// or `"kernel/table-with-dv-small"`. Returns `None` (after printing why) when
+/// the folder or the path is absent and `DAR_REQUIRE_TESTDATA` is not `1`.
+///
+/// # Panics
+///
+/// When the data is absent and `DAR_REQUIRE_TESTDATA=1`: CI must not pass
+/// by skipping.
+pub fn table(relative: &str) -> Option<PathBuf> {
+    let path = root()?.join(relative);
+    if path.exists() {
+        Some(path)
+    } else {
+        missing(&path.display().to_string());
+        None
+    }
+}
+
+/// True when a missing test-data folder must fail the run.
+pub fn required() -> bool {
+    std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1")
+}
+
+#[expect(
+    clippy::panic,
+    reason = "test-only crate: failing loudly in CI is the point"
+)]
+fn missing(what: &str) {
+    if required() {
+        panic!("{REQUIRE_ENV}=1 but the shared test data is missing: {what}");
+    }
+    eprintln!(
+        "SKIPPED: shared test data not found at {what} (set {TESTDATA_ENV}, or {REQUIRE_ENV}=1 to fail instead)"
+    );
+}
