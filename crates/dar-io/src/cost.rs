@@ -1,0 +1,402 @@
+//! The I/O cost model: what a request costs on this store, learned as we go.
+//!
+//! The planner ([`crate::plan_ranges`]) needs three numbers: the fixed cost of
+//! a request (time to first byte), the throughput of one request once bytes
+//! flow, and how many requests may be in flight. [`CostParams`] holds them;
+//! [`CostModel`] starts from per-backend defaults and replaces latency and
+//! bandwidth by the **median** of the last observations (a few slow requests,
+//! retries or GC pauses do not move a median), clamped to sane bounds.
+//! Observations come from the metered store (every ranged GET) and from an
+//! optional bounded [`CostModel::probe`] at table open.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore};
+
+use crate::error::{Error, Result};
+
+/// The numbers the range planner works with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostParams {
+    /// Fixed cost of one request (time to first byte).
+    pub request_latency: Duration,
+    /// Throughput of one request once bytes flow, in bytes per second.
+    pub bandwidth: f64,
+    /// Optional throughput of all requests together (a shared link), bytes/s.
+    pub aggregate_bandwidth: Option<f64>,
+    /// Requests the planner may assume run in parallel.
+    pub max_concurrency: usize,
+    /// Cap on fetched bytes / needed bytes when merging over gaps (>= 1.0).
+    pub max_amplification: f64,
+    /// Never split a request into parts smaller than this.
+    pub min_split_bytes: u64,
+}
+
+impl CostParams {
+    /// Local disk: latency and bandwidth chosen so that the break-even gap
+    /// (`latency * bandwidth`) is object_store's 1 MiB coalescing distance.
+    pub fn local() -> Self {
+        Self {
+            request_latency: Duration::from_micros(500),
+            bandwidth: 2.0 * 1024.0 * 1024.0 * 1024.0,
+            aggregate_bandwidth: None,
+            max_concurrency: 10,
+            max_amplification: 4.0,
+            min_split_bytes: 8 * 1024 * 1024,
+        }
+    }
+
+    /// Object storage before any measurement: 50 ms per request, 100 MB/s per
+    /// request, 16 in flight.
+    pub fn remote() -> Self {
+        Self {
+            request_latency: Duration::from_millis(50),
+            bandwidth: 100e6,
+            aggregate_bandwidth: None,
+            max_concurrency: 16,
+            max_amplification: 2.0,
+            min_split_bytes: 1024 * 1024,
+        }
+    }
+
+    /// Sets the per-request latency.
+    pub fn with_request_latency(mut self, latency: Duration) -> Self {
+        self.request_latency = latency;
+        self
+    }
+
+    /// Sets the per-request bandwidth in bytes per second.
+    pub fn with_bandwidth(mut self, bytes_per_sec: f64) -> Self {
+        self.bandwidth = bytes_per_sec;
+        self
+    }
+
+    /// Sets the aggregate bandwidth (bytes per second) of all requests.
+    pub fn with_aggregate_bandwidth(mut self, bytes_per_sec: Option<f64>) -> Self {
+        self.aggregate_bandwidth = bytes_per_sec;
+        self
+    }
+
+    /// Sets the planner's concurrency (at least 1).
+    pub fn with_max_concurrency(mut self, n: usize) -> Self {
+        self.max_concurrency = n.max(1);
+        self
+    }
+
+    /// Sets the byte-amplification cap (at least 1.0).
+    pub fn with_max_amplification(mut self, cap: f64) -> Self {
+        self.max_amplification = if cap.is_finite() { cap.max(1.0) } else { 1.0 };
+        self
+    }
+
+    /// Sets the minimum part size when splitting large requests.
+    pub fn with_min_split_bytes(mut self, bytes: u64) -> Self {
+        self.min_split_bytes = bytes.max(1);
+        self
+    }
+
+    /// Estimated time of one request of `bytes` bytes.
+    pub fn request_time(&self, bytes: u64) -> f64 {
+        self.request_latency.as_secs_f64() + bytes as f64 / self.bandwidth.max(1.0)
+    }
+}
+
+/// One observed request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Observation {
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Time from issuing the request until the response headers arrived.
+    pub ttfb: Duration,
+    /// Time from issuing the request until the last body byte arrived.
+    pub total: Duration,
+}
+
+/// Bounds applied to learned values, so one absurd sample cannot poison a plan.
+const MIN_LATENCY: Duration = Duration::from_micros(10);
+const MAX_LATENCY: Duration = Duration::from_secs(10);
+const MIN_BANDWIDTH: f64 = 1e5;
+const MAX_BANDWIDTH: f64 = 1e11;
+/// Bodies shorter than this say little about throughput (transfer time is
+/// noise next to latency) and are used for latency only.
+const MIN_THROUGHPUT_SAMPLE_BYTES: u64 = 64 * 1024;
+
+#[derive(Debug, Default)]
+struct Samples {
+    ttfb: VecDeque<Duration>,
+    throughput: VecDeque<f64>,
+}
+
+/// A cost model that starts from defaults and learns from observations.
+/// Shared (`Arc`) between the metered store that feeds it and the readers
+/// that plan with it.
+#[derive(Debug)]
+pub struct CostModel {
+    defaults: CostParams,
+    window: usize,
+    min_samples: usize,
+    samples: Mutex<Samples>,
+}
+
+impl CostModel {
+    /// A model with these defaults, a window of 32 samples, and at least 3
+    /// samples before a learned value replaces a default.
+    pub fn new(defaults: CostParams) -> Self {
+        Self {
+            defaults,
+            window: 32,
+            min_samples: 3,
+            samples: Mutex::new(Samples::default()),
+        }
+    }
+
+    /// Sets the number of recent samples the medians are taken over.
+    pub fn with_window(mut self, window: usize) -> Self {
+        self.window = window.max(1);
+        self
+    }
+
+    /// Sets how many samples are needed before learned values are used.
+    pub fn with_min_samples(mut self, n: usize) -> Self {
+        self.min_samples = n.max(1);
+        self
+    }
+
+    /// The defaults this model started from.
+    pub fn defaults(&self) -> &CostParams {
+        &self.defaults
+    }
+
+    /// Records one observed request.
+    pub fn observe(&self, obs: Observation) {
+        let Ok(mut s) = self.samples.lock() else {
+            return;
+        };
+        push_bounded(&mut s.ttfb, obs.ttfb, self.window);
+        let transfer = obs.total.saturating_sub(obs.ttfb).as_secs_f64();
+        if obs.bytes >= MIN_THROUGHPUT_SAMPLE_BYTES && transfer > 0.0 {
+            push_bounded(&mut s.throughput, obs.bytes as f64 / transfer, self.window);
+        }
+    }
+
+    /// Current parameters: defaults with learned latency / bandwidth where
+    /// enough samples exist.
+    pub fn params(&self) -> CostParams {
+        let mut p = self.defaults.clone();
+        let Ok(s) = self.samples.lock() else {
+            return p;
+        };
+        if s.ttfb.len() >= self.min_samples {
+            let mut v: Vec<Duration> = s.ttfb.iter().copied().collect();
+            v.sort_unstable();
+            p.request_latency = v[v.len() / 2].clamp(MIN_LATENCY, MAX_LATENCY);
+        }
+        if s.throughput.len() >= self.min_samples {
+            let mut v: Vec<f64> = s.throughput.iter().copied().collect();
+            v.sort_unstable_by(f64::total_cmp);
+            p.bandwidth = v[v.len() / 2].clamp(MIN_BANDWIDTH, MAX_BANDWIDTH);
+        }
+        p
+    }
+
+    /// Number of (latency, throughput) samples currently held.
+    pub fn sample_counts(&self) -> (usize, usize) {
+        self.samples
+            .lock()
+            .map(|s| (s.ttfb.len(), s.throughput.len()))
+            .unwrap_or((0, 0))
+    }
+
+    /// Primes the model with a bounded probe of one object of known `size`:
+    /// `budget.latency_requests` GETs of 4 KiB spread over the object, then
+    /// one GET of up to `budget.throughput_bytes` from its start. Never more
+    /// than 8 requests and never a range beyond the object.
+    pub async fn probe(
+        &self,
+        store: &dyn ObjectStore,
+        path: &Path,
+        size: u64,
+        budget: ProbeBudget,
+    ) -> Result<Vec<Observation>> {
+        let mut out = Vec::new();
+        if size == 0 {
+            return Ok(out);
+        }
+        let n = budget.latency_requests.min(7) as u64;
+        let small = 4096.min(size);
+        for i in 0..n {
+            let start = (size - small) * i / n.max(1);
+            out.push(timed_get(store, path, start..start + small).await?);
+        }
+        if budget.throughput_bytes > 0 {
+            let len = budget.throughput_bytes.min(size);
+            out.push(timed_get(store, path, 0..len).await?);
+        }
+        for o in &out {
+            self.observe(*o);
+        }
+        Ok(out)
+    }
+}
+
+/// How much a [`CostModel::probe`] may spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeBudget {
+    /// Small GETs for latency (at most 7).
+    pub latency_requests: usize,
+    /// Size of the one throughput GET (0 to skip).
+    pub throughput_bytes: u64,
+}
+
+impl Default for ProbeBudget {
+    fn default() -> Self {
+        Self {
+            latency_requests: 3,
+            throughput_bytes: 1024 * 1024,
+        }
+    }
+}
+
+fn push_bounded<T>(q: &mut VecDeque<T>, v: T, cap: usize) {
+    if q.len() >= cap {
+        q.pop_front();
+    }
+    q.push_back(v);
+}
+
+async fn timed_get(
+    store: &dyn ObjectStore,
+    path: &Path,
+    range: std::ops::Range<u64>,
+) -> Result<Observation> {
+    let start = Instant::now();
+    let opts = GetOptions::new().with_range(Some(GetRange::Bounded(range.clone())));
+    let res = store
+        .get_opts(path, opts)
+        .await
+        .map_err(|source| Error::Store {
+            path: path.to_string(),
+            source,
+        })?;
+    let ttfb = start.elapsed();
+    let bytes = res.bytes().await.map_err(|source| Error::Store {
+        path: path.to_string(),
+        source,
+    })?;
+    let expected = range.end - range.start;
+    if bytes.len() as u64 != expected {
+        return Err(Error::Truncated {
+            path: path.to_string(),
+            range,
+            expected,
+            actual: bytes.len() as u64,
+        });
+    }
+    Ok(Observation {
+        bytes: expected,
+        ttfb,
+        total: start.elapsed(),
+    })
+}
+
+/// Shared handle to a cost model.
+pub type SharedCostModel = Arc<CostModel>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(bytes: u64, ttfb_ms: u64, total_ms: u64) -> Observation {
+        Observation {
+            bytes,
+            ttfb: Duration::from_millis(ttfb_ms),
+            total: Duration::from_millis(total_ms),
+        }
+    }
+
+    #[test]
+    fn defaults_until_enough_samples() {
+        let m = CostModel::new(CostParams::remote());
+        m.observe(obs(1_000_000, 10, 20));
+        m.observe(obs(1_000_000, 10, 20));
+        assert_eq!(m.params(), CostParams::remote());
+        m.observe(obs(1_000_000, 10, 20));
+        let p = m.params();
+        assert_eq!(p.request_latency, Duration::from_millis(10));
+        // 1 MB in 10 ms of transfer = 100 MB/s.
+        assert!((p.bandwidth - 1e8).abs() < 1.0, "{}", p.bandwidth);
+    }
+
+    #[test]
+    fn median_ignores_outliers() {
+        let m = CostModel::new(CostParams::remote());
+        for _ in 0..5 {
+            m.observe(obs(2_000_000, 20, 40));
+        }
+        // Two pathological requests: a 30 s stall and a zero-time response.
+        m.observe(obs(2_000_000, 30_000, 60_000));
+        m.observe(obs(2_000_000, 0, 0));
+        let p = m.params();
+        assert_eq!(p.request_latency, Duration::from_millis(20));
+        assert!((p.bandwidth - 1e8).abs() < 1.0, "{}", p.bandwidth);
+    }
+
+    #[test]
+    fn small_bodies_feed_latency_only_and_values_are_clamped() {
+        let m = CostModel::new(CostParams::remote()).with_min_samples(1);
+        m.observe(Observation {
+            bytes: 100,
+            ttfb: Duration::from_nanos(1),
+            total: Duration::from_millis(5),
+        });
+        let p = m.params();
+        assert_eq!(p.request_latency, MIN_LATENCY);
+        assert_eq!(p.bandwidth, CostParams::remote().bandwidth);
+        assert_eq!(m.sample_counts(), (1, 0));
+    }
+
+    #[test]
+    fn window_forgets_old_samples() {
+        let m = CostModel::new(CostParams::remote()).with_window(4);
+        for _ in 0..4 {
+            m.observe(obs(0, 100, 100));
+        }
+        for _ in 0..4 {
+            m.observe(obs(0, 5, 5));
+        }
+        assert_eq!(m.params().request_latency, Duration::from_millis(5));
+        assert_eq!(m.sample_counts(), (4, 0));
+    }
+
+    #[tokio::test]
+    async fn probe_is_bounded_and_feeds_the_model() {
+        use object_store::memory::InMemory;
+        use object_store::{ObjectStoreExt, PutPayload};
+        let store = InMemory::new();
+        let path = Path::from("data/x.parquet");
+        store
+            .put(&path, PutPayload::from(vec![7u8; 10_000]))
+            .await
+            .unwrap();
+        let m = CostModel::new(CostParams::remote());
+        let got = m
+            .probe(
+                &store,
+                &path,
+                10_000,
+                ProbeBudget {
+                    latency_requests: 50,
+                    throughput_bytes: 1 << 30,
+                },
+            )
+            .await
+            .unwrap();
+        // 7 latency GETs at most, plus one throughput GET clamped to the object.
+        assert_eq!(got.len(), 8);
+        assert_eq!(got[7].bytes, 10_000);
+        assert_eq!(m.sample_counts().0, 8);
+    }
+}

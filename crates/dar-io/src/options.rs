@@ -1,0 +1,184 @@
+//! Storage options that never print their secrets.
+//!
+//! Options are `key -> value` strings as object_store's builders take them
+//! (`aws_access_key_id`, `region`, `endpoint`, ...). Keys are compared in
+//! lower case. `Debug` shows every key but only the values of keys known to be
+//! harmless (region, endpoint, flags); every other value prints as
+//! `<redacted>`. An allow-list, not a deny-list: a new secret-bearing key can
+//! never slip through.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Placeholder printed instead of a secret.
+pub const REDACTED: &str = "<redacted>";
+
+/// Keys whose values are safe to print (lower case, without `aws_`/`azure_`/`google_` prefix).
+const PUBLIC_KEYS: &[&str] = &[
+    "region",
+    "default_region",
+    "endpoint",
+    "endpoint_url",
+    "allow_http",
+    "virtual_hosted_style_request",
+    "bucket",
+    "bucket_name",
+    "s3_express",
+    "unsigned_payload",
+    "skip_signature",
+    "checksum_algorithm",
+    "conditional_put",
+    "request_payer",
+    "imdsv1_fallback",
+    "metadata_endpoint",
+    "container_name",
+    "account_name",
+    "storage_account_name",
+    "use_emulator",
+    "use_fabric_endpoint",
+    "disable_tagging",
+];
+
+/// Caller-supplied storage options (credentials, endpoint, region, flags).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct StorageOptions {
+    map: BTreeMap<String, String>,
+}
+
+impl StorageOptions {
+    /// An empty option set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one option (key lower-cased), consuming and returning `self`.
+    pub fn with(mut self, key: impl AsRef<str>, value: impl Into<String>) -> Self {
+        self.insert(key, value);
+        self
+    }
+
+    /// Adds or replaces one option (key lower-cased).
+    pub fn insert(&mut self, key: impl AsRef<str>, value: impl Into<String>) {
+        self.map
+            .insert(key.as_ref().to_ascii_lowercase(), value.into());
+    }
+
+    /// The value of `key` (case-insensitive).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.map.get(&key.to_ascii_lowercase()).map(String::as_str)
+    }
+
+    /// Removes and returns `key` (case-insensitive).
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        self.map.remove(&key.to_ascii_lowercase())
+    }
+
+    /// All options, keys lower case.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.map.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Number of options.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether there are no options.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Whether the value of `key` may be printed.
+    pub fn is_public_key(key: &str) -> bool {
+        let key = key.to_ascii_lowercase();
+        let bare = ["aws_", "azure_", "google_"]
+            .iter()
+            .find_map(|p| key.strip_prefix(p))
+            .unwrap_or(&key);
+        PUBLIC_KEYS.contains(&bare)
+    }
+}
+
+impl<K: AsRef<str>, V: Into<String>> FromIterator<(K, V)> for StorageOptions {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut options = Self::new();
+        for (k, v) in iter {
+            options.insert(k, v);
+        }
+        options
+    }
+}
+
+impl fmt::Debug for StorageOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut map = f.debug_map();
+        for (k, v) in &self.map {
+            if Self::is_public_key(k) {
+                map.entry(k, v);
+            } else {
+                map.entry(k, &REDACTED);
+            }
+        }
+        map.finish()
+    }
+}
+
+/// Removes credentials from a URI for display: the password of the user-info
+/// part and every query value (SAS tokens, signatures) become `<redacted>`.
+/// Strings that do not parse as URLs are returned unchanged (plain paths carry
+/// no secrets).
+pub fn redact_uri(uri: &str) -> String {
+    let Ok(mut url) = url::Url::parse(uri) else {
+        return uri.to_string();
+    };
+    if url.password().is_some() {
+        // Setting a password fails only for URLs that cannot have one, which
+        // we have just seen has one.
+        let _ = url.set_password(Some(REDACTED));
+    }
+    if !url.username().is_empty() {
+        let _ = url.set_username(REDACTED);
+    }
+    if url.query().is_some() {
+        let pairs: Vec<String> = url
+            .query_pairs()
+            .map(|(k, _)| format!("{k}={REDACTED}"))
+            .collect();
+        url.set_query(Some(&pairs.join("&")));
+    }
+    url.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_redacts_secrets_but_shows_public_values() {
+        let options = StorageOptions::new()
+            .with("AWS_SECRET_ACCESS_KEY", "s3cr3t-value")
+            .with("aws_access_key_id", "AKIAEXAMPLE")
+            .with("aws_session_token", "tok-123")
+            .with("region", "eu-west-1")
+            .with("aws_endpoint", "http://127.0.0.1:9000");
+        let dbg = format!("{options:?}");
+        assert!(!dbg.contains("s3cr3t-value"), "{dbg}");
+        assert!(!dbg.contains("AKIAEXAMPLE"), "{dbg}");
+        assert!(!dbg.contains("tok-123"), "{dbg}");
+        assert!(dbg.contains("eu-west-1"), "{dbg}");
+        assert!(dbg.contains("127.0.0.1:9000"), "{dbg}");
+        assert!(dbg.contains("aws_secret_access_key"), "{dbg}");
+        assert_eq!(options.get("Aws_Secret_Access_Key"), Some("s3cr3t-value"));
+    }
+
+    #[test]
+    fn redact_uri_hides_userinfo_and_query_values() {
+        let r = redact_uri("s3://AKIA:topsecret@bucket/table?sig=abc&x=1");
+        assert!(!r.contains("topsecret"), "{r}");
+        assert!(!r.contains("AKIA"), "{r}");
+        assert!(!r.contains("abc"), "{r}");
+        assert!(r.contains("bucket/table"), "{r}");
+        assert_eq!(redact_uri("/tmp/table"), "/tmp/table");
+        assert_eq!(redact_uri("s3://bucket/t"), "s3://bucket/t");
+    }
+}

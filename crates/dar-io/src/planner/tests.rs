@@ -1,0 +1,204 @@
+use proptest::prelude::*;
+
+use super::*;
+
+const KB: u64 = 1024;
+const MB: u64 = 1024 * 1024;
+
+/// 50 ms, 100 MB/s per request, 16 lanes, cap 2.0, no splitting below 1 MiB.
+fn remote() -> CostParams {
+    CostParams::remote()
+}
+
+/// A model where every request runs one after the other (no parallelism), so
+/// merging pays whenever the gap is cheaper than a request.
+fn serial() -> CostParams {
+    CostParams::remote()
+        .with_max_concurrency(1)
+        .with_min_split_bytes(u64::MAX)
+}
+
+fn bytes_of(plan: &RangePlan) -> u64 {
+    plan.fetched_bytes()
+}
+
+#[test]
+fn empty_input_plans_nothing() {
+    let p = plan_ranges(&[], &remote()).unwrap();
+    assert!(p.fetches.is_empty());
+    assert_eq!(p.estimated, Duration::ZERO);
+}
+
+#[test]
+fn adjacent_ranges_become_one_request() {
+    let needed = [0..100, 100..250, 250..1000];
+    let p = plan_ranges(&needed, &remote()).unwrap();
+    assert_eq!(p.fetches, vec![0..1000]);
+    assert_eq!(p.slices[1], vec![FetchSlice { fetch: 0, range: 100..250 }]);
+}
+
+#[test]
+fn small_gaps_are_merged_when_requests_queue() {
+    // 40 ranges of 4 KiB, 1 KiB apart: 40 requests on 1 lane cost 2 s; one
+    // merged request costs ~52 ms.
+    let needed: Vec<_> = (0..40).map(|i| i * 5 * KB..i * 5 * KB + 4 * KB).collect();
+    let p = plan_ranges(&needed, &serial()).unwrap();
+    assert_eq!(p.fetches, vec![0..39 * 5 * KB + 4 * KB]);
+    assert!(p.estimated < Duration::from_millis(60), "{:?}", p.estimated);
+}
+
+#[test]
+fn large_gaps_are_not_merged() {
+    // Break-even gap at 50 ms * 100 MB/s = 5 MB; these gaps are 64 MiB.
+    let needed = [0..MB, 65 * MB..66 * MB, 130 * MB..131 * MB];
+    let p = plan_ranges(&needed, &serial().with_max_amplification(1000.0)).unwrap();
+    assert_eq!(p.fetches, needed.to_vec());
+}
+
+#[test]
+fn parallel_lanes_make_merging_pointless() {
+    // Three small ranges with 1 MiB gaps and 16 lanes: all three run at
+    // once, so merging would only add bytes.
+    let needed = [0..KB, MB..MB + KB, 2 * MB..2 * MB + KB];
+    let p = plan_ranges(&needed, &remote()).unwrap();
+    assert_eq!(p.fetches, needed.to_vec());
+}
+
+#[test]
+fn many_tiny_ranges_are_merged_into_a_few_requests() {
+    // 2000 ranges of 100 B every 1 KiB: 2000 requests over 16 lanes would be
+    // 125 rounds (6 s); merged they are a couple of MB.
+    let needed: Vec<_> = (0..2000).map(|i| i * KB..i * KB + 100).collect();
+    let p = plan_ranges(&needed, &remote().with_max_amplification(20.0)).unwrap();
+    assert!(p.fetches.len() <= 16, "{} fetches", p.fetches.len());
+    assert!(p.estimated < Duration::from_millis(120), "{:?}", p.estimated);
+    check_cover(&needed, &p);
+}
+
+#[test]
+fn amplification_cap_limits_merging() {
+    // Ranges of 1 KiB with 9 KiB gaps: merging everything would fetch ~10x
+    // the needed bytes. With a cap of 2.0 at most 2x may be fetched.
+    let needed: Vec<_> = (0..100).map(|i| i * 10 * KB..i * 10 * KB + KB).collect();
+    let capped = plan_ranges(&needed, &serial().with_max_amplification(2.0)).unwrap();
+    assert!(bytes_of(&capped) <= 2 * 100 * KB, "{}", bytes_of(&capped));
+    assert!(capped.fetches.len() < 100);
+    let free = plan_ranges(&needed, &serial().with_max_amplification(100.0)).unwrap();
+    assert_eq!(free.fetches.len(), 1);
+    let none = plan_ranges(&needed, &serial().with_max_amplification(1.0)).unwrap();
+    assert_eq!(none.fetches.len(), 100);
+}
+
+#[test]
+fn unsorted_and_overlapping_input_is_fetched_once() {
+    let needed = [500..600, 0..100, 50..150, 550..560, 0..100, 7..7];
+    let p = plan_ranges(&needed, &remote()).unwrap();
+    assert_eq!(bytes_of(&p), 250);
+    assert_eq!(p.needed_bytes, 250);
+    assert!(p.slices[5].is_empty());
+    check_cover(&needed, &p);
+}
+
+#[test]
+fn large_range_is_split_over_idle_lanes() {
+    // 16 MiB at 100 MB/s is ~168 ms + 50 ms; in 16 parts ~60 ms.
+    let needed = [0..16 * MB];
+    let p = plan_ranges(&needed, &remote()).unwrap();
+    assert_eq!(p.fetches.len(), 16);
+    assert_eq!(bytes_of(&p), 16 * MB);
+    assert_eq!(p.slices[0].len(), 16);
+    check_cover(&needed, &p);
+    // Never below min_split_bytes.
+    let q = plan_ranges(&needed, &remote().with_min_split_bytes(8 * MB)).unwrap();
+    assert_eq!(q.fetches.len(), 2);
+}
+
+#[test]
+fn reversed_range_is_an_error() {
+    #[allow(clippy::reversed_empty_ranges, reason = "the bad input under test")]
+    let bad = [10..5];
+    let err = plan_ranges(&bad, &remote()).unwrap_err();
+    assert!(matches!(err, Error::InvalidRange { .. }), "{err}");
+}
+
+#[test]
+fn assemble_rejects_short_buffers() {
+    let p = plan_ranges(&[0..10], &remote()).unwrap();
+    let err = p.assemble(&[Bytes::from_static(b"short")]).unwrap_err();
+    assert!(matches!(err, Error::Truncated { expected: 10, actual: 5, .. }), "{err}");
+}
+
+#[test]
+fn estimate_time_counts_rounds() {
+    let p = serial();
+    let one = estimate_time(&[0], &p);
+    let three = estimate_time(&[0, 0, 0], &p);
+    assert_eq!(one, Duration::from_millis(50));
+    assert_eq!(three, Duration::from_millis(150));
+    let agg = remote().with_aggregate_bandwidth(Some(1e6));
+    assert!(estimate_time(&[1_000_000, 1_000_000], &agg) >= Duration::from_secs(2));
+}
+
+/// Every needed byte appears exactly once, in order, in its slices; fetches
+/// are sorted and disjoint; assembling real buffers yields the right bytes.
+fn check_cover(needed: &[Range<u64>], p: &RangePlan) {
+    assert_eq!(p.slices.len(), needed.len());
+    for w in p.fetches.windows(2) {
+        assert!(w[0].end <= w[1].start, "overlapping fetches {:?}", p.fetches);
+    }
+    for (r, parts) in needed.iter().zip(&p.slices) {
+        let mut pos = r.start;
+        for s in parts {
+            let f = &p.fetches[s.fetch];
+            assert!(s.range.start < s.range.end, "empty slice");
+            assert!(s.range.end as u64 <= f.end - f.start);
+            assert_eq!(f.start + s.range.start as u64, pos, "gap or overlap in {r:?}");
+            pos = f.start + s.range.end as u64;
+        }
+        if r.start < r.end {
+            assert_eq!(pos, r.end, "{r:?} not fully covered");
+        } else {
+            assert!(parts.is_empty());
+        }
+    }
+    // Materialise: byte value = offset mod 251.
+    let buffers: Vec<Bytes> = p
+        .fetches
+        .iter()
+        .map(|f| (f.start..f.end).map(|o| (o % 251) as u8).collect::<Vec<_>>().into())
+        .collect();
+    let out = p.assemble(&buffers).unwrap();
+    for (r, b) in needed.iter().zip(out) {
+        let want: Vec<u8> = (r.start..r.end).map(|o| (o % 251) as u8).collect();
+        assert_eq!(&b[..], &want[..], "{r:?}");
+    }
+}
+
+fn arb_params() -> impl Strategy<Value = CostParams> {
+    (0u64..200, 1u64..1000, 1usize..32, 1.0f64..8.0, 1u64..100_000).prop_map(
+        |(lat_ms, mbps, conc, cap, split)| {
+            CostParams::remote()
+                .with_request_latency(Duration::from_millis(lat_ms))
+                .with_bandwidth(mbps as f64 * 1e6)
+                .with_max_concurrency(conc)
+                .with_max_amplification(cap)
+                .with_min_split_bytes(split)
+        },
+    )
+}
+
+proptest! {
+    #[test]
+    fn plan_covers_every_needed_byte_exactly_once(
+        raw in prop::collection::vec((0u64..200_000, 0u64..20_000), 0..60),
+        params in arb_params(),
+    ) {
+        let needed: Vec<Range<u64>> = raw.iter().map(|&(s, l)| s..s + l).collect();
+        let p = plan_ranges(&needed, &params).unwrap();
+        check_cover(&needed, &p);
+        let cap = (p.needed_bytes as f64 * params.max_amplification).floor() as u64;
+        prop_assert!(p.fetched_bytes() <= cap.max(p.needed_bytes),
+            "fetched {} > cap {}", p.fetched_bytes(), cap);
+        prop_assert!(p.fetched_bytes() >= p.needed_bytes);
+    }
+}
