@@ -1,0 +1,186 @@
+//! [`DeletedRows`]: the decoded set, and what a scan asks of it.
+
+use std::ops::Range;
+
+use arrow_array::BooleanArray;
+use arrow_buffer::{BooleanBuffer, MutableBuffer};
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use roaring::RoaringTreemap;
+
+use crate::bitmap;
+use crate::error::{DvError, DvSource, Result};
+
+/// Row indexes above this cannot be stored: bucket keys are Java ints.
+const MAX_STORABLE_ROW: u64 = (1 << 63) - 1;
+
+/// The set of deleted row indexes of one data file (physical positions,
+/// counted from 0 across all row groups in file order).
+///
+/// Answers, for a physical row range `[a, b)` (a row group, a page run), which
+/// rows survive: as a [`RowSelection`] built in time proportional to the
+/// deleted rows inside the range (not the range's length), as a boolean mask,
+/// or as counts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeletedRows {
+    rows: RoaringTreemap,
+}
+
+impl DeletedRows {
+    /// Wraps a roaring treemap of deleted row indexes.
+    pub fn from_treemap(rows: RoaringTreemap) -> Self {
+        Self { rows }
+    }
+
+    /// The underlying treemap.
+    pub fn as_treemap(&self) -> &RoaringTreemap {
+        &self.rows
+    }
+
+    /// Number of deleted rows.
+    pub fn len(&self) -> u64 {
+        self.rows.len()
+    }
+
+    /// True when no row is deleted.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The largest deleted row index.
+    pub fn max(&self) -> Option<u64> {
+        self.rows.max()
+    }
+
+    /// True when `row` is deleted.
+    pub fn contains(&self, row: u64) -> bool {
+        self.rows.contains(row)
+    }
+
+    /// The deleted row indexes, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.rows.iter()
+    }
+
+    /// Deleted rows in `[range.start, range.end)`, ascending; the cost is
+    /// proportional to those rows, not to the range's length.
+    pub fn iter_range(&self, range: Range<u64>) -> impl Iterator<Item = u64> + '_ {
+        let mut iter = self.rows.iter();
+        iter.advance_to(range.start);
+        iter.take_while(move |&row| row < range.end)
+    }
+
+    /// Number of deleted rows in `[range.start, range.end)`.
+    pub fn deleted_in(&self, range: Range<u64>) -> u64 {
+        if range.start >= range.end {
+            return 0;
+        }
+        self.rows.range_cardinality(range)
+    }
+
+    /// Number of surviving rows in `[range.start, range.end)`.
+    pub fn surviving_in(&self, range: Range<u64>) -> u64 {
+        range.end.saturating_sub(range.start) - self.deleted_in(range)
+    }
+
+    /// The surviving rows of the physical range `[range.start, range.end)` as a
+    /// run-length [`RowSelection`] covering exactly `range.end - range.start`
+    /// rows (select runs for survivors, skip runs for deleted rows).
+    ///
+    /// For a Parquet row group, pass `[first_row, first_row + num_rows)`
+    /// where `first_row` sums the `num_rows` of all earlier row groups in the
+    /// footer, whether or not those were pruned. Selections of consecutive
+    /// ranges concatenate into the selection of their union.
+    pub fn selection(&self, range: Range<u64>) -> RowSelection {
+        RowSelection::from(self.selectors(range))
+    }
+
+    /// The run-length selectors behind [`DeletedRows::selection`]: no empty
+    /// runs, no two adjacent runs of the same kind.
+    pub fn selectors(&self, range: Range<u64>) -> Vec<RowSelector> {
+        let mut selectors = Vec::new();
+        if range.start >= range.end {
+            return selectors;
+        }
+        // `cursor` is the first row not yet covered by a selector.
+        let mut cursor = range.start;
+        let mut skip_run = 0_usize;
+        for row in self.iter_range(range.clone()) {
+            if row == cursor && skip_run > 0 {
+                // Extends the current run of deleted rows.
+                skip_run += 1;
+            } else {
+                if skip_run > 0 {
+                    selectors.push(RowSelector::skip(skip_run));
+                }
+                if row > cursor {
+                    selectors.push(RowSelector::select(to_usize(row - cursor)));
+                }
+                skip_run = 1;
+            }
+            cursor = row + 1;
+        }
+        if skip_run > 0 {
+            selectors.push(RowSelector::skip(skip_run));
+        }
+        if cursor < range.end {
+            selectors.push(RowSelector::select(to_usize(range.end - cursor)));
+        }
+        selectors
+    }
+
+    /// The surviving rows of `[range.start, range.end)` as a mask with one
+    /// entry per row: `true` = keep, `false` = deleted. Costs O(range length).
+    pub fn mask(&self, range: Range<u64>) -> BooleanArray {
+        BooleanArray::new(self.mask_buffer(range), None)
+    }
+
+    /// Like [`DeletedRows::mask`], as a bare [`BooleanBuffer`] (for
+    /// `RowSelection::from(BooleanBuffer)` or arrow's filter kernels).
+    pub fn mask_buffer(&self, range: Range<u64>) -> BooleanBuffer {
+        let len = to_usize(range.end.saturating_sub(range.start));
+        let mut bits = MutableBuffer::new_null(len);
+        // `new_null` zeroes: set every bit, then clear the deleted ones.
+        bits.as_slice_mut().fill(0xFF);
+        let bytes = bits.as_slice_mut();
+        for row in self.iter_range(range.clone()) {
+            let i = to_usize(row - range.start);
+            bytes[i / 8] &= !(1 << (i % 8));
+        }
+        BooleanBuffer::new(bits.into(), 0, len)
+    }
+
+    /// Serializes the set as a DV bitmap (portable magic + 64-bit roaring
+    /// array): the payload of an inline DV or of a DV file record.
+    pub fn serialize(&self) -> Result<Vec<u8>> {
+        if let Some(row) = self.max().filter(|&row| row > MAX_STORABLE_ROW) {
+            return Err(DvError::RowIndexOutOfRange {
+                dv: DvSource::Descriptor {
+                    unique_id: String::from("(being encoded)"),
+                },
+                row,
+                row_count: MAX_STORABLE_ROW + 1,
+            });
+        }
+        Ok(bitmap::encode(&self.rows))
+    }
+
+    /// Approximate heap size in bytes (the serialized size, which tracks the
+    /// in-memory containers closely); used to bound [`crate::DvCache`].
+    pub fn memory_size(&self) -> usize {
+        self.rows.serialized_size()
+    }
+}
+
+impl FromIterator<u64> for DeletedRows {
+    fn from_iter<I: IntoIterator<Item = u64>>(iter: I) -> Self {
+        Self {
+            rows: iter.into_iter().collect(),
+        }
+    }
+}
+
+/// Row counts inside one range always fit a `usize` on 64-bit targets; on
+/// 32-bit ones a range longer than `usize::MAX` rows cannot be scanned anyway.
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
