@@ -1,0 +1,302 @@
+//! Live `add` actions as raw Arrow columns, before typing.
+//!
+//! Commits append into an [`AddColumnsBuilder`] straight from the parser;
+//! checkpoints hand over their projected `add` struct columns, filtered.
+//! Both end up as an [`AddColumns`] batch: no per-file Rust struct with
+//! owned strings ever exists. Typing (partition values, statistics) happens
+//! later, once per batch, when the file index is built.
+
+use std::collections::HashSet;
+
+use arrow_array::builder::{ArrayBuilder, Int32Builder, Int64Builder, MapBuilder, StringBuilder};
+use arrow_array::{
+    Array, BooleanArray, Int32Array, Int64Array, MapArray, StringArray, StructArray,
+};
+
+use crate::actions::dv_unique_id;
+use crate::error::{LogError, Result};
+
+/// Deletion-vector descriptor columns (null rows: no DV).
+#[derive(Debug, Clone)]
+pub struct DvColumns {
+    /// `storageType`.
+    pub storage_type: StringArray,
+    /// `pathOrInlineDv`.
+    pub path_or_inline_dv: StringArray,
+    /// `offset`.
+    pub offset: Int32Array,
+    /// `sizeInBytes`.
+    pub size_in_bytes: Int32Array,
+    /// `cardinality`.
+    pub cardinality: Int64Array,
+}
+
+impl DvColumns {
+    /// The DV unique id of row `i`, or `None` when the row has no DV.
+    pub fn unique_id(&self, i: usize) -> Option<String> {
+        if self.storage_type.is_null(i) {
+            return None;
+        }
+        let offset = (!self.offset.is_null(i)).then(|| self.offset.value(i));
+        Some(dv_unique_id(
+            self.storage_type.value(i),
+            self.path_or_inline_dv.value(i),
+            offset,
+        ))
+    }
+
+    fn filter(&self, mask: &BooleanArray) -> Result<Self> {
+        Ok(Self {
+            storage_type: filter_as(&self.storage_type, mask)?,
+            path_or_inline_dv: filter_as(&self.path_or_inline_dv, mask)?,
+            offset: filter_as(&self.offset, mask)?,
+            size_in_bytes: filter_as(&self.size_in_bytes, mask)?,
+            cardinality: filter_as(&self.cardinality, mask)?,
+        })
+    }
+}
+
+/// A batch of live adds from one source (the commits, or one checkpoint file).
+#[derive(Debug, Clone)]
+pub struct AddColumns {
+    /// `path` as written (URI-encoded, relative or absolute).
+    pub path: StringArray,
+    /// `partitionValues`: map from physical column name to the serialized value.
+    pub partition_values: MapArray,
+    /// `size`.
+    pub size: Int64Array,
+    /// `modificationTime` (ms).
+    pub modification_time: Int64Array,
+    /// `stats` as JSON text (null when absent).
+    pub stats: StringArray,
+    /// `stats_parsed` (checkpoints only).
+    pub stats_parsed: Option<StructArray>,
+    /// `partitionValues_parsed` (checkpoints only).
+    pub partition_values_parsed: Option<StructArray>,
+    /// The deletion-vector descriptor.
+    pub dv: DvColumns,
+}
+
+fn filter_as<A: Array + Clone + 'static>(a: &A, mask: &BooleanArray) -> Result<A> {
+    let out =
+        arrow_select::filter::filter(a, mask).map_err(|e| LogError::arrow("filtering adds", e))?;
+    out.as_any().downcast_ref::<A>().cloned().ok_or_else(|| {
+        LogError::arrow(
+            "filtering adds",
+            arrow_schema::ArrowError::CastError("type changed".into()),
+        )
+    })
+}
+
+impl AddColumns {
+    /// Number of files.
+    pub fn len(&self) -> usize {
+        self.path.len()
+    }
+
+    /// Whether the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.path.is_empty()
+    }
+
+    /// The logical-file key of row `i`: path plus DV unique id.
+    pub fn key(&self, i: usize) -> FileKey {
+        FileKey::new(self.path.value(i), self.dv.unique_id(i).as_deref())
+    }
+
+    /// Keep the rows where `mask` is true.
+    pub fn filter(&self, mask: &BooleanArray) -> Result<Self> {
+        Ok(Self {
+            path: filter_as(&self.path, mask)?,
+            partition_values: filter_as(&self.partition_values, mask)?,
+            size: filter_as(&self.size, mask)?,
+            modification_time: filter_as(&self.modification_time, mask)?,
+            stats: filter_as(&self.stats, mask)?,
+            stats_parsed: self
+                .stats_parsed
+                .as_ref()
+                .map(|s| filter_as(s, mask))
+                .transpose()?,
+            partition_values_parsed: self
+                .partition_values_parsed
+                .as_ref()
+                .map(|s| filter_as(s, mask))
+                .transpose()?,
+            dv: self.dv.filter(mask)?,
+        })
+    }
+
+    /// Drop the rows whose key is in `removed`.
+    pub fn without(&self, removed: &HashSet<FileKey>) -> Result<Self> {
+        if removed.is_empty() {
+            return Ok(self.clone());
+        }
+        let mask: BooleanArray = (0..self.len())
+            .map(|i| Some(!removed.contains(&self.key(i))))
+            .collect();
+        self.filter(&mask)
+    }
+
+    /// The serialized partition value of `column` (physical name) per row;
+    /// a missing key reads as null.
+    pub fn partition_strings(&self, column: &str) -> StringArray {
+        let keys = self.partition_values.keys();
+        let values = self.partition_values.values();
+        let (Some(keys), Some(values)) = (
+            keys.as_any().downcast_ref::<StringArray>(),
+            values.as_any().downcast_ref::<StringArray>(),
+        ) else {
+            return StringArray::new_null(self.len());
+        };
+        let offsets = self.partition_values.value_offsets();
+        (0..self.len())
+            .map(|row| {
+                if self.partition_values.is_null(row) {
+                    return None;
+                }
+                let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+                (start..end)
+                    .find(|&j| keys.value(j) == column)
+                    .and_then(|j| (!values.is_null(j)).then(|| values.value(j)))
+            })
+            .collect()
+    }
+}
+
+/// The logical-file key `(path, dvUniqueId)` packed in one string:
+/// the path, then (when there is a DV) a NUL byte and the DV unique id.
+/// Paths never contain NUL, so the packing is unambiguous.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FileKey(Box<str>);
+
+impl FileKey {
+    /// Build the key of `path` with an optional DV unique id.
+    pub fn new(path: &str, dv_unique_id: Option<&str>) -> Self {
+        match dv_unique_id {
+            None => Self(path.into()),
+            Some(id) => {
+                let mut s = String::with_capacity(path.len() + 1 + id.len());
+                s.push_str(path);
+                s.push('\0');
+                s.push_str(id);
+                Self(s.into())
+            }
+        }
+    }
+}
+
+/// Appends adds one at a time (from commit JSON) into raw columns.
+#[derive(Debug)]
+pub struct AddColumnsBuilder {
+    path: StringBuilder,
+    partition_values: MapBuilder<StringBuilder, StringBuilder>,
+    size: Int64Builder,
+    modification_time: Int64Builder,
+    stats: StringBuilder,
+    dv_storage_type: StringBuilder,
+    dv_path: StringBuilder,
+    dv_offset: Int32Builder,
+    dv_size: Int32Builder,
+    dv_cardinality: Int64Builder,
+}
+
+impl Default for AddColumnsBuilder {
+    fn default() -> Self {
+        Self {
+            path: StringBuilder::new(),
+            partition_values: MapBuilder::new(None, StringBuilder::new(), StringBuilder::new()),
+            size: Int64Builder::new(),
+            modification_time: Int64Builder::new(),
+            stats: StringBuilder::new(),
+            dv_storage_type: StringBuilder::new(),
+            dv_path: StringBuilder::new(),
+            dv_offset: Int32Builder::new(),
+            dv_size: Int32Builder::new(),
+            dv_cardinality: Int64Builder::new(),
+        }
+    }
+}
+
+/// One add as borrowed from the parser.
+#[derive(Debug)]
+pub struct AddRow<'a, I> {
+    /// `path`.
+    pub path: &'a str,
+    /// `partitionValues` entries.
+    pub partition_values: I,
+    /// `size`.
+    pub size: i64,
+    /// `modificationTime`.
+    pub modification_time: i64,
+    /// `stats`.
+    pub stats: Option<&'a str>,
+    /// DV fields: storage type, path or inline, offset, size, cardinality.
+    pub dv: Option<(&'a str, &'a str, Option<i32>, i32, i64)>,
+}
+
+impl AddColumnsBuilder {
+    /// Append one add.
+    pub fn append<'a, I>(&mut self, row: AddRow<'a, I>) -> Result<()>
+    where
+        I: IntoIterator<Item = (&'a str, Option<&'a str>)>,
+    {
+        self.path.append_value(row.path);
+        for (k, v) in row.partition_values {
+            self.partition_values.keys().append_value(k);
+            self.partition_values.values().append_option(v);
+        }
+        self.partition_values
+            .append(true)
+            .map_err(|e| LogError::arrow("building partitionValues", e))?;
+        self.size.append_value(row.size);
+        self.modification_time.append_value(row.modification_time);
+        self.stats.append_option(row.stats);
+        match row.dv {
+            Some((st, p, off, sz, card)) => {
+                self.dv_storage_type.append_value(st);
+                self.dv_path.append_value(p);
+                self.dv_offset.append_option(off);
+                self.dv_size.append_value(sz);
+                self.dv_cardinality.append_value(card);
+            }
+            None => {
+                self.dv_storage_type.append_null();
+                self.dv_path.append_null();
+                self.dv_offset.append_null();
+                self.dv_size.append_null();
+                self.dv_cardinality.append_null();
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of rows appended so far.
+    pub fn len(&self) -> usize {
+        self.path.len()
+    }
+
+    /// Whether nothing was appended.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Finish into columns.
+    pub fn finish(mut self) -> AddColumns {
+        AddColumns {
+            path: self.path.finish(),
+            partition_values: self.partition_values.finish(),
+            size: self.size.finish(),
+            modification_time: self.modification_time.finish(),
+            stats: self.stats.finish(),
+            stats_parsed: None,
+            partition_values_parsed: None,
+            dv: DvColumns {
+                storage_type: self.dv_storage_type.finish(),
+                path_or_inline_dv: self.dv_path.finish(),
+                offset: self.dv_offset.finish(),
+                size_in_bytes: self.dv_size.finish(),
+                cardinality: self.dv_cardinality.finish(),
+            },
+        }
+    }
+}

@@ -1,0 +1,507 @@
+//! Reading checkpoints: classic, multi-part, V2 (Parquet or JSON, classic- or
+//! UUID-named) and their sidecars (protocol digest §1.3, §3).
+//!
+//! Only the columns a snapshot needs are read: the non-file actions and the
+//! `add` fields of the file index (never `remove`, `add.tags`, row tracking).
+//! Adds stay columnar: the projected `add` struct's children become an
+//! [`AddColumns`] batch per file. The few non-file rows are turned into JSON
+//! lines with arrow-json and decoded by the same parser as commits, so a
+//! checkpoint and a commit can never disagree on what an action means.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, MapArray, RecordBatch, StringArray, StructArray, new_null_array,
+};
+use arrow_schema::{DataType, Field, Schema};
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
+
+use crate::object_reader::ObjectReader;
+
+use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
+use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow, DvColumns};
+use crate::commit::{Action, SidecarLine, parse_actions};
+use crate::error::{LogError, Result};
+use crate::listing::{CheckpointFiles, CheckpointFormat, LogFile};
+
+/// Top-level checkpoint columns read whole (they hold few rows).
+const NON_FILE_ROOTS: [&str; 5] = ["protocol", "metaData", "txn", "domainMetadata", "sidecar"];
+/// `add` fields the file index needs.
+const ADD_FIELDS: [&str; 8] = [
+    "path",
+    "partitionValues",
+    "size",
+    "modificationTime",
+    "stats",
+    "deletionVector",
+    "stats_parsed",
+    "partitionValues_parsed",
+];
+
+/// Everything a checkpoint contributes to a snapshot.
+#[derive(Debug, Default)]
+pub struct CheckpointContent {
+    /// `protocol`, if the checkpoint has one (it always should).
+    pub protocol: Option<Protocol>,
+    /// `metaData`.
+    pub metadata: Option<Metadata>,
+    /// `txn` rows.
+    pub txns: Vec<Txn>,
+    /// `domainMetadata` rows (tombstones included; the caller drops them).
+    pub domains: Vec<DomainMetadata>,
+    /// Adds, one batch per file (checkpoint part or sidecar).
+    pub adds: Vec<AddColumns>,
+}
+
+/// Read a whole checkpoint (all parts, and sidecars for V2).
+pub async fn read_checkpoint(
+    store: &Arc<dyn ObjectStore>,
+    log_dir: &Path,
+    cp: &CheckpointFiles,
+) -> Result<CheckpointContent> {
+    let mut out = CheckpointContent::default();
+    let mut sidecars = Vec::new();
+    if cp.format == CheckpointFormat::UuidJson {
+        for f in &cp.files {
+            read_json_checkpoint(store.as_ref(), f, &mut out, &mut sidecars).await?;
+        }
+    } else {
+        let parts = futures::future::try_join_all(
+            cp.files
+                .iter()
+                .map(|f| read_parquet_file(store, &f.location, f.size, false)),
+        )
+        .await?;
+        for part in parts {
+            merge(&mut out, part, &mut sidecars);
+        }
+    }
+    if !sidecars.is_empty() {
+        let sidecar_dir = log_dir.clone().join("_sidecars");
+        let reads = sidecars.iter().map(|s| {
+            let location = resolve_sidecar(&sidecar_dir, &s.path);
+            let size = s.size_in_bytes.and_then(|n| u64::try_from(n).ok());
+            async move {
+                let location = location?;
+                let size = match size {
+                    Some(n) => n,
+                    None => {
+                        store
+                            .head(&location)
+                            .await
+                            .map_err(|e| LogError::store(location.to_string(), e))?
+                            .size
+                    }
+                };
+                read_parquet_file(store, &location, size, true).await
+            }
+        });
+        for part in futures::future::try_join_all(reads).await? {
+            out.adds.extend(part.content.adds);
+        }
+    }
+    if out.protocol.is_none() && out.metadata.is_none() && out.adds.is_empty() {
+        let path = cp
+            .files
+            .first()
+            .map(|f| f.location.to_string())
+            .unwrap_or_default();
+        return Err(LogError::CheckpointSchema {
+            path,
+            column: "protocol/metaData/add".into(),
+            detail: "checkpoint holds no protocol, metaData or add rows".into(),
+        });
+    }
+    Ok(out)
+}
+
+fn resolve_sidecar(sidecar_dir: &Path, raw: &str) -> Result<Path> {
+    if raw.contains("://") || raw.starts_with("file:") {
+        let url = url::Url::parse(raw).map_err(|e| LogError::InvalidPath {
+            path: raw.to_string(),
+            detail: e.to_string(),
+        })?;
+        return Path::from_url_path(url.path()).map_err(|e| LogError::InvalidPath {
+            path: raw.to_string(),
+            detail: e.to_string(),
+        });
+    }
+    let name = Path::from_url_path(raw).map_err(|e| LogError::InvalidPath {
+        path: raw.to_string(),
+        detail: e.to_string(),
+    })?;
+    Ok(name
+        .parts()
+        .fold(sidecar_dir.clone(), |p, part| p.join(part)))
+}
+
+fn merge(out: &mut CheckpointContent, part: FileContent, sidecars: &mut Vec<SidecarLine>) {
+    let c = part.content;
+    if out.protocol.is_none() {
+        out.protocol = c.protocol;
+    }
+    if out.metadata.is_none() {
+        out.metadata = c.metadata;
+    }
+    out.txns.extend(c.txns);
+    out.domains.extend(c.domains);
+    out.adds.extend(c.adds);
+    sidecars.extend(part.sidecars);
+}
+
+async fn read_json_checkpoint(
+    store: &dyn ObjectStore,
+    f: &LogFile,
+    out: &mut CheckpointContent,
+    sidecars: &mut Vec<SidecarLine>,
+) -> Result<()> {
+    let path = f.location.to_string();
+    let bytes = store
+        .get(&f.location)
+        .await
+        .map_err(|e| LogError::store(path.clone(), e))?
+        .bytes()
+        .await
+        .map_err(|e| LogError::store(path.clone(), e))?;
+    let mut adds = AddColumnsBuilder::default();
+    parse_actions(&path, &bytes, |_, action| {
+        match action {
+            Action::Add(a) => append_add_line(&mut adds, &a)?,
+            Action::Protocol(p) => out.protocol = out.protocol.take().or(Some(p)),
+            Action::Metadata(m) => out.metadata = out.metadata.take().or(Some(*m)),
+            Action::Txn(t) => out.txns.push(t),
+            Action::DomainMetadata(d) => out.domains.push(d),
+            Action::Sidecar(s) => sidecars.push(s),
+            Action::Remove(_) | Action::CommitInfo(_) => {}
+        }
+        Ok(())
+    })?;
+    if !adds.is_empty() {
+        out.adds.push(adds.finish());
+    }
+    Ok(())
+}
+
+/// Append a parsed `add` line to raw columns.
+pub(crate) fn append_add_line(
+    b: &mut AddColumnsBuilder,
+    a: &crate::commit::AddLine<'_>,
+) -> Result<()> {
+    b.append(AddRow {
+        path: &a.path,
+        partition_values: a
+            .partition_values
+            .0
+            .iter()
+            .map(|(k, v)| (k.as_ref(), v.as_deref())),
+        size: a.size,
+        modification_time: a.modification_time,
+        stats: a.stats.as_deref(),
+        dv: a.deletion_vector.as_ref().map(|d| {
+            (
+                d.storage_type.as_ref(),
+                d.path_or_inline_dv.as_ref(),
+                d.offset,
+                d.size_in_bytes,
+                d.cardinality,
+            )
+        }),
+    })
+}
+
+struct FileContent {
+    content: CheckpointContent,
+    sidecars: Vec<SidecarLine>,
+}
+
+/// Read one checkpoint part or sidecar. `adds_only` for sidecars.
+async fn read_parquet_file(
+    store: &Arc<dyn ObjectStore>,
+    location: &Path,
+    size: u64,
+    adds_only: bool,
+) -> Result<FileContent> {
+    let path = location.to_string();
+    let pq_err = |source| LogError::CheckpointParquet {
+        path: path.clone(),
+        source,
+    };
+    let reader = ObjectReader::new(Arc::clone(store), location.clone(), size);
+    let builder = ParquetRecordBatchStreamBuilder::new(reader)
+        .await
+        .map_err(pq_err)?;
+    let descr = builder.parquet_schema();
+    let leaves: Vec<usize> = descr
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            let parts = c.path().parts();
+            match parts.first().map(String::as_str) {
+                Some("add") => parts
+                    .get(1)
+                    .is_some_and(|p| ADD_FIELDS.contains(&p.as_str())),
+                Some(root) => !adds_only && NON_FILE_ROOTS.contains(&root),
+                None => false,
+            }
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let has_add = builder.schema().field_with_name("add").is_ok();
+    if adds_only && !has_add {
+        return Err(LogError::CheckpointSchema {
+            path,
+            column: "add".into(),
+            detail: "sidecar has no add column".into(),
+        });
+    }
+    let mask = ProjectionMask::leaves(descr, leaves);
+    let mut stream = builder
+        .with_projection(mask)
+        .with_batch_size(8192)
+        .build()
+        .map_err(pq_err)?;
+    let mut content = CheckpointContent::default();
+    let mut sidecars = Vec::new();
+    let mut adds = Vec::new();
+    while let Some(batch) = stream.try_next().await.map_err(pq_err)? {
+        non_file_actions(&path, &batch, &mut content, &mut sidecars)?;
+        if let Some(col) = batch.column_by_name("add") {
+            let a = add_columns(&path, col)?;
+            if !a.is_empty() {
+                adds.push(a);
+            }
+        }
+    }
+    if !adds.is_empty() {
+        content.adds.push(concat_adds(&path, &adds)?);
+    }
+    Ok(FileContent { content, sidecars })
+}
+
+/// Decode the non-file action rows of a batch through the commit parser.
+fn non_file_actions(
+    path: &str,
+    batch: &RecordBatch,
+    out: &mut CheckpointContent,
+    sidecars: &mut Vec<SidecarLine>,
+) -> Result<()> {
+    for root in NON_FILE_ROOTS {
+        let Some(col) = batch.column_by_name(root) else {
+            continue;
+        };
+        if col.null_count() == col.len() {
+            continue;
+        }
+        let mask: BooleanArray = (0..col.len()).map(|i| Some(col.is_valid(i))).collect();
+        let rows = arrow_select::filter::filter(col.as_ref(), &mask)
+            .map_err(|e| LogError::arrow("filtering checkpoint rows", e))?;
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            root,
+            rows.data_type().clone(),
+            true,
+        )]));
+        let one = RecordBatch::try_new(schema, vec![rows])
+            .map_err(|e| LogError::arrow("checkpoint rows", e))?;
+        let mut w = arrow_json::LineDelimitedWriter::new(Vec::new());
+        w.write(&one)
+            .map_err(|e| LogError::arrow("checkpoint rows to JSON", e))?;
+        w.finish()
+            .map_err(|e| LogError::arrow("checkpoint rows to JSON", e))?;
+        let json = w.into_inner();
+        parse_actions(path, &json, |_, action| {
+            match action {
+                Action::Protocol(p) => out.protocol = out.protocol.take().or(Some(p)),
+                Action::Metadata(m) => out.metadata = out.metadata.take().or(Some(*m)),
+                Action::Txn(t) => out.txns.push(t),
+                Action::DomainMetadata(d) => out.domains.push(d),
+                Action::Sidecar(s) => sidecars.push(s),
+                _ => {}
+            }
+            Ok(())
+        })
+        .map_err(|e| match e {
+            LogError::MalformedJson { source, .. } => LogError::CheckpointSchema {
+                path: path.to_string(),
+                column: root.to_string(),
+                detail: source.to_string(),
+            },
+            other => other,
+        })?;
+    }
+    Ok(())
+}
+
+fn schema_err(path: &str, column: &str, detail: impl Into<String>) -> LogError {
+    LogError::CheckpointSchema {
+        path: path.to_string(),
+        column: column.to_string(),
+        detail: detail.into(),
+    }
+}
+
+/// Child `name` of `s` cast to `ty`, or all nulls when absent.
+fn child(path: &str, s: &StructArray, name: &str, ty: &DataType) -> Result<ArrayRef> {
+    match s.column_by_name(name) {
+        None => Ok(new_null_array(ty, s.len())),
+        Some(c) if c.data_type() == ty => Ok(Arc::clone(c)),
+        Some(c) => arrow_cast::cast(c, ty)
+            .map_err(|e| schema_err(path, name, format!("expected {ty}: {e}"))),
+    }
+}
+
+fn string_child(path: &str, s: &StructArray, name: &str) -> Result<StringArray> {
+    Ok(child(path, s, name, &DataType::Utf8)?
+        .as_string::<i32>()
+        .clone())
+}
+
+/// The `add` struct column of a checkpoint batch as raw columns (valid rows only).
+fn add_columns(path: &str, col: &ArrayRef) -> Result<AddColumns> {
+    let s = col.as_struct_opt().ok_or_else(|| {
+        schema_err(
+            path,
+            "add",
+            format!("expected a struct, found {}", col.data_type()),
+        )
+    })?;
+    let p = string_child(path, s, "path")?;
+    let keep: BooleanArray = (0..s.len())
+        .map(|i| Some(s.is_valid(i) && p.is_valid(i)))
+        .collect();
+    let int64 = |name: &str| -> Result<arrow_array::Int64Array> {
+        Ok(child(path, s, name, &DataType::Int64)?
+            .as_primitive()
+            .clone())
+    };
+    let partition_values = match s.column_by_name("partitionValues") {
+        Some(c) => c
+            .as_map_opt()
+            .cloned()
+            .ok_or_else(|| schema_err(path, "add.partitionValues", "expected a map"))?,
+        None => empty_maps(s.len())?,
+    };
+    let dv = match s.column_by_name("deletionVector") {
+        Some(c) => {
+            let d = c
+                .as_struct_opt()
+                .ok_or_else(|| schema_err(path, "add.deletionVector", "expected a struct"))?;
+            // A null descriptor means no DV even if a writer left children set.
+            let valid: BooleanArray = (0..d.len()).map(|i| Some(d.is_valid(i))).collect();
+            let nullify = |a: ArrayRef| -> Result<ArrayRef> {
+                arrow_select::nullif::nullif(
+                    &a,
+                    &arrow_arith::boolean::not(&valid).map_err(|e| LogError::arrow("dv", e))?,
+                )
+                .map_err(|e| LogError::arrow("dv", e))
+            };
+            DvColumns {
+                storage_type: nullify(Arc::new(string_child(path, d, "storageType")?))?
+                    .as_string::<i32>()
+                    .clone(),
+                path_or_inline_dv: nullify(Arc::new(string_child(path, d, "pathOrInlineDv")?))?
+                    .as_string::<i32>()
+                    .clone(),
+                offset: nullify(child(path, d, "offset", &DataType::Int32)?)?
+                    .as_primitive()
+                    .clone(),
+                size_in_bytes: nullify(child(path, d, "sizeInBytes", &DataType::Int32)?)?
+                    .as_primitive()
+                    .clone(),
+                cardinality: nullify(child(path, d, "cardinality", &DataType::Int64)?)?
+                    .as_primitive()
+                    .clone(),
+            }
+        }
+        None => DvColumns {
+            storage_type: StringArray::new_null(s.len()),
+            path_or_inline_dv: StringArray::new_null(s.len()),
+            offset: arrow_array::Int32Array::new_null(s.len()),
+            size_in_bytes: arrow_array::Int32Array::new_null(s.len()),
+            cardinality: arrow_array::Int64Array::new_null(s.len()),
+        },
+    };
+    let struct_child = |name: &str| -> Result<Option<StructArray>> {
+        match s.column_by_name(name) {
+            None => Ok(None),
+            Some(c) => c
+                .as_struct_opt()
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| schema_err(path, &format!("add.{name}"), "expected a struct")),
+        }
+    };
+    let all = AddColumns {
+        path: p,
+        partition_values,
+        size: int64("size")?,
+        modification_time: int64("modificationTime")?,
+        stats: string_child(path, s, "stats")?,
+        stats_parsed: struct_child("stats_parsed")?,
+        partition_values_parsed: struct_child("partitionValues_parsed")?,
+        dv,
+    };
+    if keep.true_count() == all.len() {
+        return Ok(all);
+    }
+    all.filter(&keep)
+}
+
+fn empty_maps(len: usize) -> Result<MapArray> {
+    let mut b = arrow_array::builder::MapBuilder::new(
+        None,
+        arrow_array::builder::StringBuilder::new(),
+        arrow_array::builder::StringBuilder::new(),
+    );
+    for _ in 0..len {
+        b.append(true)
+            .map_err(|e| LogError::arrow("partitionValues", e))?;
+    }
+    Ok(b.finish())
+}
+
+/// Concatenate batches of one file (same schema).
+pub(crate) fn concat_adds(path: &str, parts: &[AddColumns]) -> Result<AddColumns> {
+    if let [one] = parts {
+        return Ok(one.clone());
+    }
+    let cat = |arrays: Vec<&dyn Array>| -> Result<ArrayRef> {
+        arrow_select::concat::concat(&arrays)
+            .map_err(|e| LogError::arrow(format!("concatenating adds of {path}"), e))
+    };
+    macro_rules! col {
+        ($($f:ident).+, $as:ident) => {
+            cat(parts.iter().map(|p| &p.$($f).+ as &dyn Array).collect())?.$as().clone()
+        };
+    }
+    let opt_struct = |get: fn(&AddColumns) -> Option<&StructArray>| -> Result<Option<StructArray>> {
+        let arrays: Option<Vec<&dyn Array>> = parts
+            .iter()
+            .map(|p| get(p).map(|s| s as &dyn Array))
+            .collect();
+        arrays
+            .map(|a| cat(a).map(|c| c.as_struct().clone()))
+            .transpose()
+    };
+    Ok(AddColumns {
+        path: col!(path, as_string),
+        partition_values: col!(partition_values, as_map),
+        size: col!(size, as_primitive),
+        modification_time: col!(modification_time, as_primitive),
+        stats: col!(stats, as_string),
+        stats_parsed: opt_struct(|p| p.stats_parsed.as_ref())?,
+        partition_values_parsed: opt_struct(|p| p.partition_values_parsed.as_ref())?,
+        dv: DvColumns {
+            storage_type: col!(dv.storage_type, as_string),
+            path_or_inline_dv: col!(dv.path_or_inline_dv, as_string),
+            offset: col!(dv.offset, as_primitive),
+            size_in_bytes: col!(dv.size_in_bytes, as_primitive),
+            cardinality: col!(dv.cardinality, as_primitive),
+        },
+    })
+}

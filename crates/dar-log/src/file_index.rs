@@ -1,0 +1,182 @@
+//! The file index: the active files of a snapshot as Arrow columns.
+//!
+//! One row per active file. Columns: `path` (as written in the log),
+//! `object_path` (the object-store key it resolves to), `size`,
+//! `modification_time`, typed partition values (one column per partition
+//! column, logical names), `num_records`, per-leaf statistics, `tight_bounds`
+//! and the deletion-vector descriptor fields. Pruning sweeps these arrays in
+//! one vectorized pass instead of looping over per-file structs.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use object_store::path::Path;
+
+use crate::actions::{DvDescriptor, Metadata};
+use crate::add_columns::{AddColumns, DvColumns};
+use crate::error::{LogError, Result};
+use crate::schema::{ColumnMappingMode, StructType};
+
+/// The active files of a snapshot, column by column.
+#[derive(Debug, Clone)]
+pub struct FileIndex {
+    /// `add.path` as written (URI-encoded; relative or absolute).
+    pub path: StringArray,
+    /// The object-store key each path resolves to.
+    pub object_path: StringArray,
+    /// File size in bytes.
+    pub size: Int64Array,
+    /// Modification time, ms since the epoch.
+    pub modification_time: Int64Array,
+    /// Deletion-vector descriptor fields (null: no DV).
+    pub dv: DvColumns,
+}
+
+fn cat(context: &str, arrays: Vec<&dyn Array>) -> Result<ArrayRef> {
+    if arrays.is_empty() {
+        return Err(LogError::arrow(
+            context,
+            arrow_schema::ArrowError::InvalidArgumentError("no arrays".into()),
+        ));
+    }
+    arrow_select::concat::concat(&arrays).map_err(|e| LogError::arrow(context, e))
+}
+
+/// Resolve a log path against the table root (protocol digest §2.9): join
+/// relative paths to the root, percent-decode once; absolute URIs keep
+/// their own path.
+pub fn resolve_path(root: &Path, raw: &str) -> Result<Path> {
+    let invalid = |detail: String| LogError::InvalidPath {
+        path: raw.to_string(),
+        detail,
+    };
+    let has_scheme = raw.split_once(':').is_some_and(|(s, _)| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+            && s.as_bytes()[0].is_ascii_alphabetic()
+    });
+    if has_scheme {
+        let url = url::Url::parse(raw).map_err(|e| invalid(e.to_string()))?;
+        return Path::from_url_path(url.path()).map_err(|e| invalid(e.to_string()));
+    }
+    let rel = Path::from_url_path(raw).map_err(|e| invalid(e.to_string()))?;
+    Ok(rel.parts().fold(root.clone(), |p, part| p.join(part)))
+}
+
+impl FileIndex {
+    /// Build from the raw live adds of a replay.
+    pub fn build(
+        root: &Path,
+        _schema: &StructType,
+        _mapping: ColumnMappingMode,
+        _metadata: &Metadata,
+        adds: &[AddColumns],
+    ) -> Result<Self> {
+        if adds.is_empty() {
+            return Ok(Self::empty());
+        }
+        macro_rules! col {
+            ($($f:ident).+, $conv:expr) => {{
+                let arrays: Vec<&dyn Array> = adds.iter().map(|a| &a.$($f).+ as &dyn Array).collect();
+                let c = cat(concat!("file index ", stringify!($($f).+)), arrays)?;
+                $conv(&c).clone()
+            }};
+        }
+        let path: StringArray = col!(path, |c: &ArrayRef| c.as_string::<i32>().clone());
+        let mut object_path = arrow_array::builder::StringBuilder::with_capacity(
+            path.len(),
+            path.value_data().len() + path.len() * (root.as_ref().len() + 1),
+        );
+        for raw in path.iter().flatten() {
+            object_path.append_value(resolve_path(root, raw)?.as_ref());
+        }
+        Ok(Self {
+            object_path: object_path.finish(),
+            path,
+            size: col!(size, |c: &ArrayRef| c.as_primitive().clone()),
+            modification_time: col!(modification_time, |c: &ArrayRef| c.as_primitive().clone()),
+            dv: DvColumns {
+                storage_type: col!(dv.storage_type, |c: &ArrayRef| c.as_string::<i32>().clone()),
+                path_or_inline_dv: col!(dv.path_or_inline_dv, |c: &ArrayRef| c
+                    .as_string::<i32>()
+                    .clone()),
+                offset: col!(dv.offset, |c: &ArrayRef| c.as_primitive().clone()),
+                size_in_bytes: col!(dv.size_in_bytes, |c: &ArrayRef| c.as_primitive().clone()),
+                cardinality: col!(dv.cardinality, |c: &ArrayRef| c.as_primitive().clone()),
+            },
+        })
+    }
+
+    fn empty() -> Self {
+        Self {
+            path: StringArray::new_null(0),
+            object_path: StringArray::new_null(0),
+            size: Int64Array::new_null(0),
+            modification_time: Int64Array::new_null(0),
+            dv: DvColumns {
+                storage_type: StringArray::new_null(0),
+                path_or_inline_dv: StringArray::new_null(0),
+                offset: arrow_array::Int32Array::new_null(0),
+                size_in_bytes: arrow_array::Int32Array::new_null(0),
+                cardinality: Int64Array::new_null(0),
+            },
+        }
+    }
+
+    /// Number of active files.
+    pub fn len(&self) -> usize {
+        self.path.len()
+    }
+
+    /// Whether the table has no active files.
+    pub fn is_empty(&self) -> bool {
+        self.path.is_empty()
+    }
+
+    /// The DV descriptor of file `i`, if it has one.
+    pub fn deletion_vector(&self, i: usize) -> Option<DvDescriptor> {
+        if i >= self.len() || self.dv.storage_type.is_null(i) {
+            return None;
+        }
+        Some(DvDescriptor {
+            storage_type: self.dv.storage_type.value(i).to_string(),
+            path_or_inline_dv: self.dv.path_or_inline_dv.value(i).to_string(),
+            offset: (!self.dv.offset.is_null(i)).then(|| self.dv.offset.value(i)),
+            size_in_bytes: self.dv.size_in_bytes.value(i),
+            cardinality: self.dv.cardinality.value(i),
+        })
+    }
+
+    /// All columns as one record batch.
+    pub fn to_record_batch(&self) -> Result<RecordBatch> {
+        let mut fields = vec![
+            Field::new("path", DataType::Utf8, false),
+            Field::new("object_path", DataType::Utf8, false),
+            Field::new("size", DataType::Int64, true),
+            Field::new("modification_time", DataType::Int64, true),
+            Field::new("dv_storage_type", DataType::Utf8, true),
+            Field::new("dv_path_or_inline_dv", DataType::Utf8, true),
+            Field::new("dv_offset", DataType::Int32, true),
+            Field::new("dv_size_in_bytes", DataType::Int32, true),
+            Field::new("dv_cardinality", DataType::Int64, true),
+        ];
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(self.path.clone()),
+            Arc::new(self.object_path.clone()),
+            Arc::new(self.size.clone()),
+            Arc::new(self.modification_time.clone()),
+            Arc::new(self.dv.storage_type.clone()),
+            Arc::new(self.dv.path_or_inline_dv.clone()),
+            Arc::new(self.dv.offset.clone()),
+            Arc::new(self.dv.size_in_bytes.clone()),
+            Arc::new(self.dv.cardinality.clone()),
+        ];
+        fields.shrink_to_fit();
+        columns.shrink_to_fit();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+            .map_err(|e| LogError::arrow("file index batch", e))
+    }
+}

@@ -1,0 +1,122 @@
+//! Listing `_delta_log/`: the `_last_checkpoint` hint, a listing that starts
+//! at the hint, and the segment that rebuilds a version.
+
+mod name;
+mod segment;
+
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use serde::Deserialize;
+
+pub use name::{LogFileKind, ParsedName, pad20, parse_log_file_name};
+pub use segment::{CheckpointFiles, CheckpointFormat, LogFile, LogSegment};
+
+use crate::error::{LogError, Result};
+
+/// The fields of `_last_checkpoint` this reader uses (protocol digest §1.5).
+#[derive(Debug, Clone, Deserialize)]
+pub struct LastCheckpointHint {
+    /// Checkpoint version.
+    pub version: u64,
+    /// Number of parts, when multi-part.
+    #[serde(default)]
+    pub parts: Option<u32>,
+}
+
+/// The `_delta_log/` prefix of a table root.
+pub fn log_dir(root: &Path) -> Path {
+    root.clone().join("_delta_log")
+}
+
+/// Read `_last_checkpoint`. Missing or unparseable means no hint (it is only a hint).
+pub async fn read_hint(
+    store: &dyn ObjectStore,
+    log_dir: &Path,
+) -> Result<Option<LastCheckpointHint>> {
+    let path = log_dir.clone().join("_last_checkpoint");
+    let bytes = match store.get(&path).await {
+        Ok(r) => r.bytes().await,
+        Err(e) => Err(e),
+    };
+    match bytes {
+        Ok(b) => Ok(serde_json::from_slice(&b).ok()),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(LogError::store(path.to_string(), e)),
+    }
+}
+
+/// List the log files of version `from` and above, sorted by version.
+pub async fn list_log(store: &dyn ObjectStore, log_dir: &Path, from: u64) -> Result<Vec<LogFile>> {
+    let prefix = format!("{log_dir}/");
+    let stream = if from == 0 {
+        store.list(Some(log_dir))
+    } else {
+        // Keys sort by version thanks to zero padding; the bare digits sort
+        // before every file of that version.
+        let offset = Path::from(format!("{prefix}{}", pad20(from)));
+        store.list_with_offset(Some(log_dir), &offset)
+    };
+    let metas: Vec<_> = stream
+        .try_collect()
+        .await
+        .map_err(|e| LogError::store(log_dir.to_string(), e))?;
+    let mut files: Vec<LogFile> = metas
+        .into_iter()
+        .filter_map(|m| {
+            let key = m.location.as_ref();
+            let name = key.strip_prefix(prefix.as_str())?;
+            // Sub-directories (`_sidecars/`, `_staged_commits/`) are not log files.
+            let parsed = parse_log_file_name(name)?;
+            (parsed.version >= from).then(|| LogFile {
+                version: parsed.version,
+                kind: parsed.kind,
+                size: m.size,
+                last_modified_ms: m.last_modified.timestamp_millis(),
+                location: m.location,
+            })
+        })
+        .collect();
+    // Local file systems list unsorted.
+    files.sort_by(|a, b| a.location.as_ref().cmp(b.location.as_ref()));
+    Ok(files)
+}
+
+/// Find the segment that rebuilds `target` (latest when `None`), starting the
+/// listing at the `_last_checkpoint` hint when it is usable, and falling back
+/// to a full listing when the hint is stale in the wrong direction or points
+/// at a checkpoint that is missing or incomplete.
+pub async fn find_segment(
+    store: &dyn ObjectStore,
+    root: &Path,
+    target: Option<u64>,
+) -> Result<LogSegment> {
+    let dir = log_dir(root);
+    let hint = read_hint(store, &dir)
+        .await?
+        .filter(|h| target.is_none_or(|t| h.version <= t));
+    if let Some(hint) = hint
+        && hint.version > 0
+    {
+        let files = list_log(store, &dir, hint.version).await?;
+        let has_checkpoint = files.iter().any(|f| {
+            f.size > 0
+                && matches!(
+                    f.kind,
+                    LogFileKind::ClassicCheckpoint
+                        | LogFileKind::MultiPartCheckpoint { .. }
+                        | LogFileKind::UuidCheckpoint { .. }
+                )
+        });
+        if has_checkpoint {
+            match LogSegment::build(dir.clone(), files, target) {
+                Ok(seg) if seg.checkpoint.is_some() => return Ok(seg),
+                // The hinted checkpoint is incomplete: look further back.
+                Ok(_) | Err(LogError::TruncatedHistory { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    let files = list_log(store, &dir, 0).await?;
+    LogSegment::build(dir, files, target)
+}

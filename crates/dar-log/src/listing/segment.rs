@@ -1,0 +1,225 @@
+//! Choosing the files that rebuild one version: the newest complete
+//! checkpoint at or below the target plus the contiguous commits after it
+//! (protocol digest §1.3, §1.9). Pure: it sees a listing, never the store.
+
+use std::collections::BTreeMap;
+
+use object_store::path::Path;
+
+use super::name::LogFileKind;
+use crate::error::{LogError, Result};
+
+/// One classified file of `_delta_log/`.
+#[derive(Debug, Clone)]
+pub struct LogFile {
+    /// Object key.
+    pub location: Path,
+    /// Version from the name.
+    pub version: u64,
+    /// What the name says it is.
+    pub kind: LogFileKind,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification time, ms since the epoch.
+    pub last_modified_ms: i64,
+}
+
+/// How the chosen checkpoint is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckpointFormat {
+    /// One `pad20(v).checkpoint.parquet` (V1 or V2 spec).
+    Classic,
+    /// A complete multi-part set (V1 spec).
+    MultiPart,
+    /// `pad20(v).checkpoint.<uuid>.parquet` (V2 spec).
+    UuidParquet,
+    /// `pad20(v).checkpoint.<uuid>.json` (V2 spec).
+    UuidJson,
+}
+
+/// The checkpoint a segment starts from.
+#[derive(Debug, Clone)]
+pub struct CheckpointFiles {
+    /// Checkpoint version.
+    pub version: u64,
+    /// How it is stored.
+    pub format: CheckpointFormat,
+    /// Its files (parts in order for multi-part).
+    pub files: Vec<LogFile>,
+}
+
+/// The files that rebuild one version.
+#[derive(Debug, Clone)]
+pub struct LogSegment {
+    /// The `_delta_log/` prefix.
+    pub log_dir: Path,
+    /// The snapshot version.
+    pub version: u64,
+    /// The starting checkpoint, if any.
+    pub checkpoint: Option<CheckpointFiles>,
+    /// Commits `cp+1..=version` (or `0..=version`), ascending.
+    pub commits: Vec<LogFile>,
+    /// The commit file at `version`, kept even when the checkpoint is at
+    /// `version` (its `commitInfo` supplies the commit timestamp).
+    pub version_commit: Option<LogFile>,
+}
+
+fn rank(cp: &CheckpointFiles) -> (u8, usize, String) {
+    // UUID-named > multi-part (more parts wins) > classic; ties between UUID
+    // checkpoints go to the greatest name (kernel-rs and Delta-Spark agree).
+    let name = cp
+        .files
+        .first()
+        .map(|f| f.location.to_string())
+        .unwrap_or_default();
+    match cp.format {
+        CheckpointFormat::UuidJson | CheckpointFormat::UuidParquet => (3, 1, name),
+        CheckpointFormat::MultiPart => (2, cp.files.len(), String::new()),
+        CheckpointFormat::Classic => (1, 1, String::new()),
+    }
+}
+
+/// The best complete checkpoint among the files of one version.
+fn best_checkpoint(version: u64, files: &[&LogFile]) -> Option<CheckpointFiles> {
+    let mut candidates = Vec::new();
+    let mut parts: BTreeMap<u32, Vec<Option<&LogFile>>> = BTreeMap::new();
+    for f in files.iter().filter(|f| f.size > 0) {
+        let format = match f.kind {
+            LogFileKind::ClassicCheckpoint => CheckpointFormat::Classic,
+            LogFileKind::UuidCheckpoint { json: true } => CheckpointFormat::UuidJson,
+            LogFileKind::UuidCheckpoint { json: false } => CheckpointFormat::UuidParquet,
+            LogFileKind::MultiPartCheckpoint { part, parts: n } => {
+                let slots = parts.entry(n).or_insert_with(|| vec![None; n as usize]);
+                if let Some(slot) = slots.get_mut(part as usize - 1) {
+                    *slot = Some(*f);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        candidates.push(CheckpointFiles {
+            version,
+            format,
+            files: vec![(*f).clone()],
+        });
+    }
+    for slots in parts.into_values() {
+        // Only complete sets count.
+        if let Some(all) = slots.into_iter().collect::<Option<Vec<_>>>() {
+            candidates.push(CheckpointFiles {
+                version,
+                format: CheckpointFormat::MultiPart,
+                files: all.into_iter().cloned().collect(),
+            });
+        }
+    }
+    candidates.into_iter().max_by_key(rank)
+}
+
+impl LogSegment {
+    /// Select the segment for `target` (latest when `None`) from a listing
+    /// sorted by version. `files` may start at any version (a hint).
+    pub fn build(log_dir: Path, files: Vec<LogFile>, target: Option<u64>) -> Result<Self> {
+        let mut by_version: BTreeMap<u64, Vec<&LogFile>> = BTreeMap::new();
+        for f in &files {
+            if target.is_none_or(|t| f.version <= t) {
+                by_version.entry(f.version).or_default().push(f);
+            }
+        }
+        let checkpoint = by_version
+            .iter()
+            .rev()
+            .find_map(|(v, fs)| best_checkpoint(*v, fs));
+        let commits_all: Vec<&LogFile> = by_version
+            .values()
+            .flatten()
+            .filter(|f| f.kind == LogFileKind::Commit)
+            .copied()
+            .collect();
+        let latest_all = files
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.kind,
+                    LogFileKind::Commit
+                        | LogFileKind::ClassicCheckpoint
+                        | LogFileKind::MultiPartCheckpoint { .. }
+                        | LogFileKind::UuidCheckpoint { .. }
+                )
+            })
+            .map(|f| f.version)
+            .max();
+        let Some(latest_all) = latest_all else {
+            return Err(LogError::NoLog {
+                log_dir: log_dir.to_string(),
+            });
+        };
+        let cp_version = checkpoint.as_ref().map(|c| c.version);
+        let mut expected = cp_version.map_or(0, |v| v + 1);
+        if checkpoint.is_none() {
+            let earliest = commits_all.first().map_or(latest_all, |f| f.version);
+            if earliest != 0 {
+                return Err(LogError::TruncatedHistory {
+                    log_dir: log_dir.to_string(),
+                    target: target.unwrap_or(latest_all),
+                    earliest,
+                });
+            }
+        }
+        let mut commits = Vec::new();
+        let mut version_commit = None;
+        for f in commits_all {
+            if Some(f.version) == cp_version {
+                version_commit = Some(f.clone());
+            }
+            if cp_version.is_some_and(|cp| f.version <= cp) {
+                continue;
+            }
+            if f.version != expected {
+                return Err(LogError::VersionGap {
+                    log_dir: log_dir.to_string(),
+                    missing: expected,
+                });
+            }
+            expected += 1;
+            commits.push(f.clone());
+        }
+        let version = commits.last().map(|f| f.version).or(cp_version);
+        let Some(version) = version else {
+            return Err(LogError::NoLog {
+                log_dir: log_dir.to_string(),
+            });
+        };
+        if let Some(t) = target
+            && t != version
+        {
+            // Either beyond the end, or a gap right at the end of the listing.
+            let earliest = files
+                .iter()
+                .find(|f| f.kind == LogFileKind::Commit)
+                .map_or(version, |f| f.version)
+                .min(cp_version.unwrap_or(u64::MAX));
+            return Err(LogError::VersionNotFound {
+                requested: t,
+                earliest,
+                latest: latest_all.max(version),
+            });
+        }
+        if let Some(last) = commits.last()
+            && last.version == version
+        {
+            version_commit = Some(last.clone());
+        }
+        Ok(Self {
+            log_dir,
+            version,
+            checkpoint,
+            commits,
+            version_commit,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "segment_tests.rs"]
+mod tests;

@@ -1,0 +1,246 @@
+//! Reconciliation, newest first (protocol digest §2.10).
+//!
+//! ```text
+//! seen := {}                      // (path, dvUniqueId), filled from COMMITS only
+//! for commit in target, target-1, ..., cp+1:
+//!     add(k)    -> if seen.insert(k) { keep }
+//!     remove(k) -> seen.insert(k)
+//!     protocol / metaData / txn / domain: first (= newest) wins
+//! checkpoint (or the previous snapshot, for refresh):
+//!     add(k)    -> keep unless k in seen
+//! drop domains whose newest action is a tombstone
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
+use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKey};
+use crate::checkpoint::{append_add_line, read_checkpoint};
+use crate::commit::{Action, commit_info, parse_actions};
+use crate::error::{LogError, Result};
+use crate::listing::{LogFile, LogSegment};
+
+/// How many commit files are fetched ahead of the one being parsed.
+const COMMIT_READAHEAD: usize = 8;
+
+/// The reconciled state at one version.
+#[derive(Debug, Clone)]
+pub struct ReplayState {
+    /// The version.
+    pub version: u64,
+    /// Latest protocol.
+    pub protocol: Protocol,
+    /// Latest metadata.
+    pub metadata: Metadata,
+    /// Newest txn per app id.
+    pub txns: HashMap<String, Txn>,
+    /// Live domains (tombstones dropped).
+    pub domains: HashMap<String, DomainMetadata>,
+    /// `commitInfo` of the commit at `version`, when that commit file exists.
+    pub commit_info: Option<CommitInfo>,
+    /// Modification time (ms) of the commit file at `version`, when it exists.
+    pub commit_file_time_ms: Option<i64>,
+    /// Live adds, as raw column batches.
+    pub adds: Vec<AddColumns>,
+}
+
+/// Accumulates state while walking commits newest first.
+#[derive(Default)]
+struct Replayer {
+    seen: HashSet<FileKey>,
+    adds: AddColumnsBuilder,
+    protocol: Option<Protocol>,
+    metadata: Option<Metadata>,
+    txns: HashMap<String, Txn>,
+    domains: HashMap<String, DomainMetadata>,
+    commit_info: Option<CommitInfo>,
+}
+
+async fn fetch(store: &dyn ObjectStore, f: &LogFile) -> Result<Bytes> {
+    let path = f.location.to_string();
+    let bytes = store
+        .get(&f.location)
+        .await
+        .map_err(|e| LogError::store(path.clone(), e))?
+        .bytes()
+        .await
+        .map_err(|e| LogError::store(path.clone(), e))?;
+    if bytes.is_empty() {
+        return Err(LogError::EmptyCommit { path });
+    }
+    Ok(bytes)
+}
+
+impl Replayer {
+    /// Apply the commits of `commits` (ascending in the slice) newest first.
+    async fn commits(
+        &mut self,
+        store: &Arc<dyn ObjectStore>,
+        commits: &[LogFile],
+        version: u64,
+    ) -> Result<()> {
+        let mut stream = futures::stream::iter(commits.iter().rev())
+            .map(|f| async move { fetch(store.as_ref(), f).await.map(|b| (f, b)) })
+            .buffered(COMMIT_READAHEAD);
+        while let Some((f, bytes)) = stream.try_next().await? {
+            self.commit(f, &bytes, f.version == version)?;
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self, f: &LogFile, bytes: &[u8], is_target: bool) -> Result<()> {
+        let path = f.location.to_string();
+        parse_actions(&path, bytes, |line, action| {
+            match action {
+                Action::Add(a) => {
+                    let dv = a.deletion_vector.as_ref().map(|d| d.unique_id());
+                    if self.seen.insert(FileKey::new(&a.path, dv.as_deref())) {
+                        append_add_line(&mut self.adds, &a)?;
+                    }
+                }
+                Action::Remove(r) => {
+                    let dv = r.deletion_vector.as_ref().map(|d| d.unique_id());
+                    self.seen.insert(FileKey::new(&r.path, dv.as_deref()));
+                }
+                Action::Protocol(p) => {
+                    self.protocol.get_or_insert(p);
+                }
+                Action::Metadata(m) => {
+                    self.metadata.get_or_insert(*m);
+                }
+                Action::Txn(t) => {
+                    self.txns.entry(t.app_id.clone()).or_insert(t);
+                }
+                Action::DomainMetadata(d) => {
+                    self.domains.entry(d.domain.clone()).or_insert(d);
+                }
+                Action::CommitInfo(raw) if is_target => {
+                    self.commit_info = Some(commit_info(&path, line, raw)?);
+                }
+                // checkpointMetadata / sidecar are invalid in commits: ignore.
+                Action::CommitInfo(_) | Action::Sidecar(_) => {}
+            }
+            Ok(())
+        })
+    }
+
+    /// Fold in an older, already reconciled state (a checkpoint or a previous snapshot).
+    fn older(
+        &mut self,
+        protocol: Option<Protocol>,
+        metadata: Option<Metadata>,
+        txns: impl IntoIterator<Item = Txn>,
+        domains: impl IntoIterator<Item = DomainMetadata>,
+        adds: &[AddColumns],
+    ) -> Result<Vec<AddColumns>> {
+        if self.protocol.is_none() {
+            self.protocol = protocol;
+        }
+        if self.metadata.is_none() {
+            self.metadata = metadata;
+        }
+        for t in txns {
+            self.txns.entry(t.app_id.clone()).or_insert(t);
+        }
+        for d in domains {
+            self.domains.entry(d.domain.clone()).or_insert(d);
+        }
+        adds.iter()
+            .map(|a| a.without(&self.seen))
+            .filter(|a| a.as_ref().map_or(true, |a| !a.is_empty()))
+            .collect()
+    }
+
+    fn finish(
+        self,
+        seg_log_dir: &str,
+        version: u64,
+        commit_file_time_ms: Option<i64>,
+        older_adds: Vec<AddColumns>,
+    ) -> Result<ReplayState> {
+        let protocol = self.protocol.ok_or_else(|| LogError::MissingProtocol {
+            log_dir: seg_log_dir.to_string(),
+            version,
+        })?;
+        let metadata = self.metadata.ok_or_else(|| LogError::MissingMetadata {
+            log_dir: seg_log_dir.to_string(),
+            version,
+        })?;
+        let mut adds = Vec::with_capacity(older_adds.len() + 1);
+        if !self.adds.is_empty() {
+            adds.push(self.adds.finish());
+        }
+        adds.extend(older_adds);
+        let mut domains = self.domains;
+        domains.retain(|_, d| !d.removed);
+        Ok(ReplayState {
+            version,
+            protocol,
+            metadata,
+            txns: self.txns,
+            domains,
+            commit_info: self.commit_info,
+            commit_file_time_ms,
+            adds,
+        })
+    }
+}
+
+/// Replay a segment: its commits newest first, then its checkpoint.
+pub async fn replay_segment(store: &Arc<dyn ObjectStore>, seg: &LogSegment) -> Result<ReplayState> {
+    let mut r = Replayer::default();
+    r.commits(store, &seg.commits, seg.version).await?;
+    let log_dir = seg.log_dir.to_string();
+    let older = match &seg.checkpoint {
+        Some(cp) => {
+            if r.commit_info.is_none()
+                && let Some(f) = &seg.version_commit
+                && cp.version == seg.version
+            {
+                // The checkpoint is at the target; its commit still supplies commitInfo.
+                let bytes = fetch(store.as_ref(), f).await?;
+                let mut only_info = Replayer::default();
+                only_info.commit(f, &bytes, true)?;
+                r.commit_info = only_info.commit_info;
+            }
+            let content = read_checkpoint(store, &seg.log_dir, cp).await?;
+            r.older(
+                content.protocol,
+                content.metadata,
+                content.txns,
+                content.domains,
+                &content.adds,
+            )?
+        }
+        None => Vec::new(),
+    };
+    let time = seg.version_commit.as_ref().map(|f| f.last_modified_ms);
+    r.finish(&log_dir, seg.version, time, older)
+}
+
+/// Replay only `commits` (ascending, directly after `old.version`) onto `old`.
+pub async fn replay_onto(
+    store: &Arc<dyn ObjectStore>,
+    log_dir: &str,
+    old: &ReplayState,
+    commits: &[LogFile],
+) -> Result<ReplayState> {
+    let Some(last) = commits.last() else {
+        return Ok(old.clone());
+    };
+    let mut r = Replayer::default();
+    r.commits(store, commits, last.version).await?;
+    let older = r.older(
+        Some(old.protocol.clone()),
+        Some(old.metadata.clone()),
+        old.txns.values().cloned(),
+        old.domains.values().cloned(),
+        &old.adds,
+    )?;
+    r.finish(log_dir, last.version, Some(last.last_modified_ms), older)
+}

@@ -1,0 +1,286 @@
+//! [`Snapshot`]: the table at one version, and [`SnapshotBuilder`] to load it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use object_store::ObjectStore;
+use object_store::path::Path;
+
+use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
+use crate::error::{LogError, Result};
+use crate::file_index::FileIndex;
+use crate::listing::{find_segment, list_log, log_dir};
+use crate::protocol::check_protocol;
+use crate::replay::{ReplayState, replay_onto, replay_segment};
+use crate::schema::{COLUMN_MAPPING_MODE_KEY, ColumnMappingMode, StructType};
+use crate::time_travel;
+
+/// When the typed file index is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileIndexMode {
+    /// While loading: bad partition values or stats fail the load.
+    #[default]
+    Eager,
+    /// At the first call of [`Snapshot::file_index`]; loading only replays the log.
+    Lazy,
+}
+
+/// Which version to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Latest,
+    Version(u64),
+    Timestamp(i64),
+}
+
+/// Loads a [`Snapshot`]; consuming `with_*` setters.
+#[derive(Debug, Clone)]
+pub struct SnapshotBuilder {
+    store: Arc<dyn ObjectStore>,
+    root: Path,
+    target: Target,
+    mode: FileIndexMode,
+}
+
+impl SnapshotBuilder {
+    /// Load version `version` (time travel by version).
+    pub fn with_version(mut self, version: u64) -> Self {
+        self.target = Target::Version(version);
+        self
+    }
+
+    /// Load the newest version whose commit timestamp is at or before
+    /// `timestamp_ms` (ms since the epoch).
+    pub fn with_timestamp_ms(mut self, timestamp_ms: i64) -> Self {
+        self.target = Target::Timestamp(timestamp_ms);
+        self
+    }
+
+    /// Choose when the file index is built (default: eagerly).
+    pub fn with_file_index(mut self, mode: FileIndexMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Replay the log and build the snapshot.
+    pub async fn build(self) -> Result<Snapshot> {
+        let version = match self.target {
+            Target::Latest => None,
+            Target::Version(v) => Some(v),
+            Target::Timestamp(t) => {
+                Some(time_travel::version_at_timestamp(&self.store, &self.root, t).await?)
+            }
+        };
+        let segment = find_segment(self.store.as_ref(), &self.root, version).await?;
+        let state = replay_segment(&self.store, &segment).await?;
+        Snapshot::from_state(self.store, self.root, state, self.mode)
+    }
+}
+
+/// A Delta table at one version: protocol, metadata, schema, table
+/// properties, txns, domains and the active files.
+#[derive(Debug)]
+pub struct Snapshot {
+    store: Arc<dyn ObjectStore>,
+    root: Path,
+    state: Arc<ReplayState>,
+    schema: StructType,
+    mapping: ColumnMappingMode,
+    mode: FileIndexMode,
+    file_index: OnceLock<Arc<FileIndex>>,
+}
+
+impl Snapshot {
+    /// A builder for the table at `root` in `store` (latest version, eager index).
+    pub fn builder(store: Arc<dyn ObjectStore>, root: Path) -> SnapshotBuilder {
+        SnapshotBuilder {
+            store,
+            root,
+            target: Target::Latest,
+            mode: FileIndexMode::default(),
+        }
+    }
+
+    /// Load the latest version with an eagerly built file index.
+    pub async fn load(store: Arc<dyn ObjectStore>, root: Path) -> Result<Self> {
+        Self::builder(store, root).build().await
+    }
+
+    fn from_state(
+        store: Arc<dyn ObjectStore>,
+        root: Path,
+        state: ReplayState,
+        mode: FileIndexMode,
+    ) -> Result<Self> {
+        check_protocol(&state.protocol, state.version)?;
+        let provider = state.metadata.format.provider.as_str();
+        if !provider.is_empty() && !provider.eq_ignore_ascii_case("parquet") {
+            return Err(LogError::UnsupportedFormat {
+                provider: provider.to_string(),
+            });
+        }
+        let schema = StructType::from_json(&state.metadata.schema_string)?;
+        let p = &state.protocol;
+        let supports_mapping = p.min_reader_version == 2
+            || (p.min_reader_version == 3
+                && p.reader_features
+                    .as_ref()
+                    .is_some_and(|f| f.iter().any(|x| x == "columnMapping")));
+        let mapping = ColumnMappingMode::from_property(
+            state
+                .metadata
+                .configuration
+                .get(COLUMN_MAPPING_MODE_KEY)
+                .map(String::as_str),
+            supports_mapping,
+        )?;
+        let snap = Self {
+            store,
+            root,
+            state: Arc::new(state),
+            schema,
+            mapping,
+            mode,
+            file_index: OnceLock::new(),
+        };
+        if mode == FileIndexMode::Eager {
+            snap.file_index()?;
+        }
+        Ok(snap)
+    }
+
+    /// The version.
+    pub fn version(&self) -> u64 {
+        self.state.version
+    }
+
+    /// The protocol in effect.
+    pub fn protocol(&self) -> &Protocol {
+        &self.state.protocol
+    }
+
+    /// The metadata in effect.
+    pub fn metadata(&self) -> &Metadata {
+        &self.state.metadata
+    }
+
+    /// The table schema (logical names; physical names and ids in field metadata).
+    pub fn schema(&self) -> &StructType {
+        &self.schema
+    }
+
+    /// The table schema in Arrow form.
+    pub fn arrow_schema(&self) -> Result<arrow_schema::Schema> {
+        self.schema.to_arrow(self.mapping)
+    }
+
+    /// The column-mapping mode in effect.
+    pub fn column_mapping_mode(&self) -> ColumnMappingMode {
+        self.mapping
+    }
+
+    /// Logical partition column names, in order.
+    pub fn partition_columns(&self) -> &[String] {
+        &self.state.metadata.partition_columns
+    }
+
+    /// Table properties (`metaData.configuration`).
+    pub fn table_properties(&self) -> &HashMap<String, String> {
+        &self.state.metadata.configuration
+    }
+
+    /// Newest `txn` per application id.
+    pub fn txns(&self) -> &HashMap<String, Txn> {
+        &self.state.txns
+    }
+
+    /// The newest transaction version of `app_id`.
+    pub fn app_version(&self, app_id: &str) -> Option<i64> {
+        self.state.txns.get(app_id).map(|t| t.version)
+    }
+
+    /// Live domain metadata, by domain name.
+    pub fn domains(&self) -> &HashMap<String, DomainMetadata> {
+        &self.state.domains
+    }
+
+    /// `commitInfo` of the commit at this version (absent when that commit
+    /// file was cleaned up and the version was rebuilt from a checkpoint).
+    pub fn commit_info(&self) -> Option<&CommitInfo> {
+        self.state.commit_info.as_ref()
+    }
+
+    /// The commit timestamp of this version (ms): the in-commit timestamp
+    /// when ICT is active for it, else the commit file's modification time.
+    pub fn commit_timestamp_ms(&self) -> Option<i64> {
+        if time_travel::ict_active_at(
+            &self.state.protocol,
+            &self.state.metadata,
+            self.state.version,
+        ) && let Some(t) = self
+            .state
+            .commit_info
+            .as_ref()
+            .and_then(|c| c.in_commit_timestamp)
+        {
+            return Some(t);
+        }
+        self.state.commit_file_time_ms
+    }
+
+    /// Number of active files (cheap: no typing needed).
+    pub fn num_files(&self) -> usize {
+        self.state.adds.iter().map(|a| a.len()).sum()
+    }
+
+    /// The store the snapshot reads from.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The table root inside the store.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The columnar index of active files, built at load ([`FileIndexMode::Eager`])
+    /// or on this first call ([`FileIndexMode::Lazy`]).
+    pub fn file_index(&self) -> Result<&Arc<FileIndex>> {
+        if let Some(fi) = self.file_index.get() {
+            return Ok(fi);
+        }
+        let built = Arc::new(FileIndex::build(
+            &self.root,
+            &self.schema,
+            self.mapping,
+            &self.state.metadata,
+            &self.state.adds,
+        )?);
+        Ok(self.file_index.get_or_init(|| built))
+    }
+
+    /// A snapshot of the newest version, replaying only the commits after
+    /// this one onto this snapshot's state. Returns an equal snapshot when
+    /// nothing is new.
+    pub async fn refresh(&self) -> Result<Self> {
+        let dir = log_dir(&self.root);
+        let from = self.state.version + 1;
+        let files = list_log(self.store.as_ref(), &dir, from).await?;
+        let mut commits = Vec::new();
+        for f in files
+            .into_iter()
+            .filter(|f| f.kind == crate::listing::LogFileKind::Commit)
+        {
+            let expected = from + commits.len() as u64;
+            if f.version != expected {
+                return Err(LogError::VersionGap {
+                    log_dir: dir.to_string(),
+                    missing: expected,
+                });
+            }
+            commits.push(f);
+        }
+        let state = replay_onto(&self.store, dir.as_ref(), &self.state, &commits).await?;
+        Self::from_state(Arc::clone(&self.store), self.root.clone(), state, self.mode)
+    }
+}
