@@ -189,7 +189,6 @@ impl IoMetrics {
 
 /// An [`ObjectStore`] that meters every request into an [`IoMetrics`] and,
 /// optionally, feeds a [`CostModel`].
-#[derive(Debug)]
 pub struct MeteredStore<T> {
     inner: T,
     metrics: IoMetrics,
@@ -226,6 +225,14 @@ impl<T: ObjectStore> MeteredStore<T> {
     /// The wrapped store.
     pub fn inner(&self) -> &T {
         &self.inner
+    }
+}
+
+impl<T: ObjectStore> fmt::Debug for MeteredStore<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Display, not Debug, of the inner store: Debug of a cloud client may
+        // show credential ids.
+        write!(f, "MeteredStore({})", self.inner)
     }
 }
 

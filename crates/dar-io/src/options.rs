@@ -131,12 +131,12 @@ pub fn redact_uri(uri: &str) -> String {
     let Ok(mut url) = url::Url::parse(uri) else {
         return uri.to_string();
     };
+    // A user name alone is not secret (abfss:// puts the container there);
+    // with a password both go.
     if url.password().is_some() {
-        // Setting a password fails only for URLs that cannot have one, which
-        // we have just seen has one.
+        // These fail only for URLs that cannot carry user info, which we have
+        // just seen this one does.
         let _ = url.set_password(Some(REDACTED));
-    }
-    if !url.username().is_empty() {
         let _ = url.set_username(REDACTED);
     }
     if url.query().is_some() {

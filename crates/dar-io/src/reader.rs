@@ -1,0 +1,412 @@
+//! A Parquet [`AsyncFileReader`] that plans its reads.
+//!
+//! Read sequence for one file:
+//!
+//! ```text
+//! get_metadata ─┬─ cache hit (path, size, version) ──────────────► ParquetMetaData
+//!               ├─ size <= whole-object threshold: 1 GET of the whole object,
+//!               │    footer parsed from memory; every later range is a slice
+//!               └─ else 1 GET of the last `footer_hint` bytes
+//!                    (+1 GET only if footer + page indexes are larger)
+//! get_byte_ranges ── RangeStrategy::Planned: plan_ranges(cost model) ─► GETs
+//!                                                                  └─► slices
+//! ```
+//!
+//! Footer GETs are tagged [`ObjectClass::Footer`] and page reads
+//! [`ObjectClass::PageData`] so a [`crate::MeteredStore`] below attributes
+//! them. Every body's length is checked against its range; a range outside a
+//! known object size is an error before any request is sent (a suffix range
+//! longer than the object is never sent: the size is always known first).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::async_reader::{AsyncFileReader, MetadataFetch};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+
+use crate::cache::{CachedMetadata, MetadataCache, MetadataKey};
+use crate::class::ObjectClass;
+use crate::cost::{CostModel, CostParams};
+use crate::error::{Error, Result};
+use crate::metered::ranged_get;
+use crate::planner::plan_ranges;
+
+/// Default footer prefetch: enough for the footer and page indexes of most
+/// files in one request.
+pub const DEFAULT_FOOTER_HINT: usize = 64 * 1024;
+
+/// Default size under which remote objects are read whole.
+pub const DEFAULT_WHOLE_OBJECT_THRESHOLD: u64 = 1024 * 1024;
+
+/// How `get_byte_ranges` turns ranges into requests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RangeStrategy {
+    /// dar's planner with the reader's cost model.
+    Planned,
+    /// object_store's `coalesce_ranges` (merge gaps up to `max_gap`, 10 in flight).
+    Coalesce {
+        /// Largest gap merged.
+        max_gap: u64,
+    },
+    /// One request per range.
+    Exact {
+        /// Requests in flight.
+        concurrency: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Fetcher {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+}
+
+impl Fetcher {
+    async fn fetch(&self, range: Range<u64>, class: ObjectClass) -> Result<Bytes> {
+        let store_err = |source| Error::Store {
+            path: self.path.to_string(),
+            source,
+        };
+        let res = self
+            .store
+            .get_opts(&self.path, ranged_get(range.clone(), class))
+            .await
+            .map_err(store_err)?;
+        let body = res.bytes().await.map_err(store_err)?;
+        let expected = range.end - range.start;
+        if body.len() as u64 != expected {
+            return Err(Error::Truncated {
+                path: self.path.to_string(),
+                range,
+                expected,
+                actual: body.len() as u64,
+            });
+        }
+        Ok(body)
+    }
+}
+
+/// Serves the footer loader: every fetched buffer is kept so that the page
+/// index (usually just before the footer) comes from the same request.
+struct FooterFetch {
+    fetcher: Fetcher,
+    buffers: Vec<(u64, Bytes)>,
+}
+
+fn from_buffers(buffers: &[(u64, Bytes)], range: &Range<u64>) -> Option<Bytes> {
+    buffers.iter().find_map(|(start, b)| {
+        let end = start + b.len() as u64;
+        (range.start >= *start && range.end <= end)
+            .then(|| b.slice((range.start - start) as usize..(range.end - start) as usize))
+    })
+}
+
+impl MetadataFetch for &mut FooterFetch {
+    fn fetch(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        async move {
+            if let Some(b) = from_buffers(&self.buffers, &range) {
+                return Ok(b);
+            }
+            let b = self
+                .fetcher
+                .fetch(range.clone(), ObjectClass::Footer)
+                .await
+                .map_err(Error::into_parquet)?;
+            self.buffers.push((range.start, b.clone()));
+            Ok(b)
+        }
+        .boxed()
+    }
+}
+
+/// A Parquet reader over one object of an object store.
+#[derive(Debug)]
+pub struct ParquetReader {
+    fetcher: Fetcher,
+    size: Option<u64>,
+    version: Option<String>,
+    cache: Option<MetadataCache>,
+    cost: Arc<CostModel>,
+    footer_hint: usize,
+    whole_threshold: u64,
+    strategy: RangeStrategy,
+    /// The whole object, when it was read whole.
+    whole: Option<Bytes>,
+    /// Footer-area buffers already fetched.
+    buffers: Vec<(u64, Bytes)>,
+}
+
+impl ParquetReader {
+    /// A reader of `path` with remote cost defaults, no cache, size unknown
+    /// (learned by a HEAD when needed).
+    pub fn new(store: Arc<dyn ObjectStore>, path: Path) -> Self {
+        Self {
+            fetcher: Fetcher { store, path },
+            size: None,
+            version: None,
+            cache: None,
+            cost: Arc::new(CostModel::new(CostParams::remote())),
+            footer_hint: DEFAULT_FOOTER_HINT,
+            whole_threshold: DEFAULT_WHOLE_OBJECT_THRESHOLD,
+            strategy: RangeStrategy::Planned,
+            whole: None,
+            buffers: Vec::new(),
+        }
+    }
+
+    /// A reader of a listed object (size and version tag known).
+    pub fn from_meta(store: Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Self {
+        Self::new(store, meta.location.clone())
+            .with_size(Some(meta.size))
+            .with_version(meta.version.clone().or_else(|| meta.e_tag.clone()))
+    }
+
+    /// The object size, if known (Delta `add.size`): saves a HEAD.
+    pub fn with_size(mut self, size: Option<u64>) -> Self {
+        self.size = size;
+        self
+    }
+
+    /// A version tag (ETag / version id) for the cache key.
+    pub fn with_version(mut self, version: Option<String>) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// Shares a footer cache.
+    pub fn with_cache(mut self, cache: Option<MetadataCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Plans with this cost model.
+    pub fn with_cost_model(mut self, cost: Arc<CostModel>) -> Self {
+        self.cost = cost;
+        self
+    }
+
+    /// Bytes fetched from the end of the object for the footer (at least 8).
+    pub fn with_footer_hint(mut self, bytes: usize) -> Self {
+        self.footer_hint = bytes.max(8);
+        self
+    }
+
+    /// Objects of at most this size are read whole (0 disables).
+    pub fn with_whole_object_threshold(mut self, bytes: u64) -> Self {
+        self.whole_threshold = bytes;
+        self
+    }
+
+    /// How ranges become requests.
+    pub fn with_range_strategy(mut self, strategy: RangeStrategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// The object path.
+    pub fn path(&self) -> &Path {
+        &self.fetcher.path
+    }
+
+    /// The object size, once known.
+    pub fn size(&self) -> Option<u64> {
+        self.size
+    }
+
+    async fn ensure_size(&mut self) -> Result<u64> {
+        if let Some(s) = self.size {
+            return Ok(s);
+        }
+        let meta = self
+            .fetcher
+            .store
+            .head(&self.fetcher.path)
+            .await
+            .map_err(|source| Error::Store {
+                path: self.fetcher.path.to_string(),
+                source,
+            })?;
+        self.size = Some(meta.size);
+        if self.version.is_none() {
+            self.version = meta.version.or(meta.e_tag);
+        }
+        Ok(meta.size)
+    }
+
+    fn parquet_err(&self, source: parquet::errors::ParquetError) -> Error {
+        Error::Parquet {
+            path: self.fetcher.path.to_string(),
+            source,
+        }
+    }
+
+    /// Loads (or finds in the cache) the footer, with page indexes when the
+    /// options ask for them.
+    pub async fn load_metadata(
+        &mut self,
+        options: Option<&ArrowReaderOptions>,
+    ) -> Result<Arc<ParquetMetaData>> {
+        let size = self.ensure_size().await?;
+        let want_index = options.is_some_and(|o| {
+            o.column_index_policy() != PageIndexPolicy::Skip
+                || o.offset_index_policy() != PageIndexPolicy::Skip
+        });
+        let key = MetadataKey {
+            path: self.fetcher.path.to_string(),
+            size,
+            version: self.version.clone(),
+        };
+        let cached = self.cache.as_ref().and_then(|c| c.get(&key));
+        if let Some(c) = &cached {
+            if c.page_index_loaded || !want_index {
+                return Ok(Arc::clone(&c.metadata));
+            }
+        }
+        let metadata = match cached {
+            // Footer cached without page indexes: add them.
+            Some(c) => {
+                let mut r = ParquetMetaDataReader::new_with_metadata((*c.metadata).clone())
+                    .with_arrow_reader_options(options);
+                let mut fetch = self.footer_fetch();
+                r.load_page_index(&mut fetch)
+                    .await
+                    .map_err(|e| self.parquet_err(e))?;
+                self.buffers = fetch.buffers;
+                r.finish().map_err(|e| self.parquet_err(e))?
+            }
+            None if size <= self.whole_threshold => {
+                let whole = self
+                    .fetcher
+                    .fetch(0..size, ObjectClass::Footer)
+                    .await?;
+                self.whole = Some(whole.clone());
+                ParquetMetaDataReader::new()
+                    .with_arrow_reader_options(options)
+                    .parse_and_finish(&whole)
+                    .map_err(|e| self.parquet_err(e))?
+            }
+            None => {
+                let mut fetch = self.footer_fetch();
+                let md = ParquetMetaDataReader::new()
+                    .with_arrow_reader_options(options)
+                    .with_prefetch_hint(Some(self.footer_hint))
+                    .load_and_finish(&mut fetch, size)
+                    .await
+                    .map_err(|e| self.parquet_err(e))?;
+                self.buffers = fetch.buffers;
+                md
+            }
+        };
+        let metadata = Arc::new(metadata);
+        if let Some(c) = &self.cache {
+            c.insert(
+                key,
+                CachedMetadata {
+                    metadata: Arc::clone(&metadata),
+                    page_index_loaded: want_index,
+                },
+            );
+        }
+        Ok(metadata)
+    }
+
+    fn footer_fetch(&mut self) -> FooterFetch {
+        FooterFetch {
+            fetcher: self.fetcher.clone(),
+            buffers: std::mem::take(&mut self.buffers),
+        }
+    }
+
+    /// Fetches `ranges` (any order, overlaps allowed) by the reader's
+    /// strategy; one buffer per range, in input order.
+    pub async fn read_ranges(&mut self, ranges: Vec<Range<u64>>) -> Result<Vec<Bytes>> {
+        let size = self.size;
+        for r in &ranges {
+            if r.start > r.end || size.is_some_and(|s| r.end > s) {
+                return Err(Error::InvalidRange {
+                    path: self.fetcher.path.to_string(),
+                    range: r.clone(),
+                    size,
+                });
+            }
+        }
+        if let Some(whole) = &self.whole {
+            return Ok(ranges
+                .iter()
+                .map(|r| whole.slice(r.start as usize..r.end as usize))
+                .collect());
+        }
+        let served: Option<Vec<Bytes>> =
+            ranges.iter().map(|r| from_buffers(&self.buffers, r)).collect();
+        if let Some(all) = served {
+            return Ok(all);
+        }
+        let fetcher = self.fetcher.clone();
+        let fetch = |r: Range<u64>| {
+            let f = fetcher.clone();
+            async move { f.fetch(r, ObjectClass::PageData).await }
+        };
+        match &self.strategy {
+            RangeStrategy::Planned => {
+                let params = self.cost.params();
+                let plan = plan_ranges(&ranges, &params).map_err(|e| match e {
+                    Error::InvalidRange { range, size, .. } => Error::InvalidRange {
+                        path: fetcher.path.to_string(),
+                        range,
+                        size,
+                    },
+                    other => other,
+                })?;
+                let buffers: Vec<Bytes> = futures::stream::iter(plan.fetches.iter().cloned())
+                    .map(fetch)
+                    .buffered(params.max_concurrency.max(1))
+                    .try_collect()
+                    .await?;
+                plan.assemble(&buffers)
+            }
+            RangeStrategy::Coalesce { max_gap } => {
+                object_store::coalesce_ranges(&ranges, fetch, *max_gap).await
+            }
+            RangeStrategy::Exact { concurrency } => {
+                futures::stream::iter(ranges)
+                    .map(fetch)
+                    .buffered((*concurrency).max(1))
+                    .try_collect()
+                    .await
+            }
+        }
+    }
+}
+
+impl AsyncFileReader for ParquetReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        async move {
+            let mut v = self
+                .read_ranges(vec![range])
+                .await
+                .map_err(Error::into_parquet)?;
+            Ok(v.pop().unwrap_or_default())
+        }
+        .boxed()
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        async move { self.read_ranges(ranges).await.map_err(Error::into_parquet) }.boxed()
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        async move { self.load_metadata(options).await.map_err(Error::into_parquet) }.boxed()
+    }
+}

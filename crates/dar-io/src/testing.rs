@@ -1,0 +1,213 @@
+//! Test support (feature `testing`): a store that injects faults into reads.
+//!
+//! [`FaultStore`] wraps any store and applies a script of [`Fault`]s, one per
+//! `get_opts` call (HEADs included), in order; when the script is empty calls
+//! pass through. It lets tests of retries, error naming and truncation
+//! detection run without a network.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload, ObjectMeta,
+    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+};
+
+/// One injected fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// The connection is reset before any response.
+    ConnectionReset,
+    /// The server answers 503 Slow Down.
+    ServiceUnavailable,
+    /// The body ends after `keep` bytes although the response claims the full range.
+    TruncatedBody {
+        /// Bytes delivered.
+        keep: u64,
+    },
+    /// The body fails with a reset after `keep` bytes.
+    ResetMidBody {
+        /// Bytes delivered before the error.
+        keep: u64,
+    },
+    /// The response is delayed by this long, then served normally.
+    Slow(Duration),
+}
+
+/// A store wrapper that injects scripted faults into reads.
+pub struct FaultStore<T> {
+    inner: T,
+    script: Mutex<VecDeque<Fault>>,
+    injected: AtomicU64,
+    calls: AtomicU64,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("injected fault: {0}")]
+struct Injected(&'static str);
+
+fn generic(msg: &'static str) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "FaultStore",
+        source: Box::new(Injected(msg)),
+    }
+}
+
+impl<T: ObjectStore> FaultStore<T> {
+    /// Wraps `inner` with an empty script.
+    pub fn new(inner: T) -> Self {
+        Self {
+            inner,
+            script: Mutex::new(VecDeque::new()),
+            injected: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// Appends faults to the script.
+    pub fn with_faults(self, faults: impl IntoIterator<Item = Fault>) -> Self {
+        self.push_faults(faults);
+        self
+    }
+
+    /// Appends faults to the script of a shared store.
+    pub fn push_faults(&self, faults: impl IntoIterator<Item = Fault>) {
+        if let Ok(mut s) = self.script.lock() {
+            s.extend(faults);
+        }
+    }
+
+    /// Faults injected so far.
+    pub fn injected(&self) -> u64 {
+        self.injected.load(Ordering::Relaxed)
+    }
+
+    /// `get_opts` calls seen so far.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    fn next_fault(&self) -> Option<Fault> {
+        let f = self.script.lock().ok()?.pop_front()?;
+        self.injected.fetch_add(1, Ordering::Relaxed);
+        Some(f)
+    }
+}
+
+impl<T: ObjectStore> fmt::Debug for FaultStore<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FaultStore({})", self.inner)
+    }
+}
+
+impl<T: ObjectStore> fmt::Display for FaultStore<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FaultStore({})", self.inner)
+    }
+}
+
+async fn body_of(r: GetResult) -> object_store::Result<(GetResult, Bytes)> {
+    let meta = r.meta.clone();
+    let range = r.range.clone();
+    let attributes = r.attributes.clone();
+    let bytes = r.bytes().await?;
+    let empty = GetResult {
+        payload: GetResultPayload::Stream(futures::stream::empty().boxed()),
+        meta,
+        range,
+        attributes,
+    };
+    Ok((empty, bytes))
+}
+
+#[async_trait]
+impl<T: ObjectStore> ObjectStore for FaultStore<T> {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        match self.next_fault() {
+            None => self.inner.get_opts(location, options).await,
+            Some(Fault::ConnectionReset) => Err(generic("connection reset by peer")),
+            Some(Fault::ServiceUnavailable) => Err(generic("HTTP 503 Service Unavailable: SlowDown")),
+            Some(Fault::Slow(d)) => {
+                tokio::time::sleep(d).await;
+                self.inner.get_opts(location, options).await
+            }
+            Some(Fault::TruncatedBody { keep }) => {
+                let (mut r, body) = body_of(self.inner.get_opts(location, options).await?).await?;
+                let cut = body.slice(..(keep as usize).min(body.len()));
+                r.payload =
+                    GetResultPayload::Stream(futures::stream::once(async move { Ok(cut) }).boxed());
+                Ok(r)
+            }
+            Some(Fault::ResetMidBody { keep }) => {
+                let (mut r, body) = body_of(self.inner.get_opts(location, options).await?).await?;
+                let cut = body.slice(..(keep as usize).min(body.len()));
+                let items = vec![Ok(cut), Err(generic("connection reset mid-body"))];
+                r.payload = GetResultPayload::Stream(futures::stream::iter(items).boxed());
+                Ok(r)
+            }
+        }
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+
+    async fn rename_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: RenameOptions,
+    ) -> object_store::Result<()> {
+        self.inner.rename_opts(from, to, options).await
+    }
+}

@@ -1,0 +1,533 @@
+//! Table URI to object store.
+//!
+//! | URI                                   | store            | table root      |
+//! |---------------------------------------|------------------|-----------------|
+//! | `relative/dir`, `/abs/dir`            | `LocalFileSystem`| absolute path   |
+//! | `file:///abs/dir`                     | `LocalFileSystem`| absolute path   |
+//! | `memory://` , `memory://name/prefix`  | `InMemory` (new) | `name/prefix`   |
+//! | `s3://bucket/prefix` (`s3a://`)       | `AmazonS3`       | `prefix`        |
+//! | `az://`, `abfs[s]://`, `adl://`, `azure://` | `MicrosoftAzure` (feature `azure`) | path |
+//! | `gs://bucket/prefix`                  | `GoogleCloudStorage` (feature `gcp`) | `prefix` |
+//!
+//! Cloud stores take the usual environment variables (`AWS_*`, `AZURE_*`,
+//! `GOOGLE_*`, as object_store's `from_env`), then the caller's
+//! [`StorageOptions`] on top. The built store is layered:
+//!
+//! ```text
+//! RetryStore (retries, body length check)
+//!   └ LimitStore (max concurrent requests)
+//!       └ MeteredStore (requests, bytes, latency per class -> IoMetrics, CostModel)
+//!           └ backend (LocalFileSystem, AmazonS3, ...)
+//! ```
+
+use std::fmt;
+use std::path::{Component, PathBuf};
+use std::sync::Arc;
+
+use object_store::ObjectStore;
+use object_store::limit::LimitStore;
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use url::Url;
+
+use crate::cache::MetadataCache;
+use crate::cost::{CostModel, CostParams};
+use crate::error::{Error, Result};
+use crate::metered::{IoMetrics, MeteredStore};
+use crate::options::{StorageOptions, redact_uri};
+use crate::retry::{RetryPolicy, RetryStore};
+
+/// Which kind of backend a table lives on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Local file system.
+    Local,
+    /// In-process memory.
+    Memory,
+    /// Amazon S3 or an S3-compatible server.
+    S3,
+    /// Azure Blob Storage / ADLS Gen2.
+    Azure,
+    /// Google Cloud Storage.
+    Gcs,
+}
+
+impl Backend {
+    /// Whether requests cross a network (remote cost defaults apply).
+    pub fn is_remote(self) -> bool {
+        !matches!(self, Backend::Local | Backend::Memory)
+    }
+}
+
+/// A table's object store, its root inside the store, and what measures it.
+#[derive(Clone)]
+pub struct TableStore {
+    store: Arc<dyn ObjectStore>,
+    root: Path,
+    url: Url,
+    backend: Backend,
+    metrics: IoMetrics,
+    cost: Arc<CostModel>,
+    cache: MetadataCache,
+}
+
+impl fmt::Debug for TableStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TableStore")
+            .field("store", &format_args!("{}", self.store))
+            .field("root", &self.root.as_ref())
+            .field("url", &self.url.as_str())
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TableStore {
+    /// Starts building the store for `uri`.
+    pub fn builder(uri: impl Into<String>) -> TableStoreBuilder {
+        TableStoreBuilder::new(uri)
+    }
+
+    /// Opens `uri` with `options` and defaults for everything else.
+    pub fn open(uri: &str, options: StorageOptions) -> Result<Self> {
+        TableStoreBuilder::new(uri).with_options(options).build()
+    }
+
+    /// The layered store (retries, limit, metering, backend).
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The table root inside the store.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The table URL (credentials removed).
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The backend kind.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Live I/O counters of this store.
+    pub fn metrics(&self) -> &IoMetrics {
+        &self.metrics
+    }
+
+    /// The cost model fed by this store's requests.
+    pub fn cost_model(&self) -> &Arc<CostModel> {
+        &self.cost
+    }
+
+    /// The footer cache shared by readers of this table.
+    pub fn metadata_cache(&self) -> &MetadataCache {
+        &self.cache
+    }
+
+    /// `relative` (a `/`-separated path below the table root, as in Delta
+    /// `add.path`, already URL-decoded) as a store path.
+    pub fn child(&self, relative: &str) -> Path {
+        relative
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .fold(self.root.clone(), |p, s| p.clone().join(s))
+    }
+
+    /// A Parquet reader for the object at `path` of known `size`, sharing
+    /// this table's cache and cost model.
+    pub fn parquet_reader(&self, path: Path, size: Option<u64>) -> crate::ParquetReader {
+        crate::ParquetReader::new(Arc::clone(&self.store), path)
+            .with_size(size)
+            .with_cache(Some(self.cache.clone()))
+            .with_cost_model(Arc::clone(&self.cost))
+            .with_whole_object_threshold(if self.backend.is_remote() {
+                crate::reader::DEFAULT_WHOLE_OBJECT_THRESHOLD
+            } else {
+                0
+            })
+    }
+}
+
+/// Builder of a [`TableStore`].
+pub struct TableStoreBuilder {
+    uri: String,
+    options: StorageOptions,
+    env: Option<Vec<(String, String)>>,
+    max_concurrency: Option<usize>,
+    retry: RetryPolicy,
+    #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
+    http_retry: Option<object_store::RetryConfig>,
+    cost: Option<CostParams>,
+    metrics: IoMetrics,
+    cache: MetadataCache,
+    store: Option<Arc<dyn ObjectStore>>,
+}
+
+impl fmt::Debug for TableStoreBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TableStoreBuilder")
+            .field("uri", &redact_uri(&self.uri))
+            .field("options", &self.options)
+            .field("env_vars", &self.env.as_ref().map(Vec::len))
+            .field("max_concurrency", &self.max_concurrency)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TableStoreBuilder {
+    /// A builder for `uri` with defaults.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            options: StorageOptions::new(),
+            env: None,
+            max_concurrency: None,
+            retry: RetryPolicy::default(),
+            #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
+            http_retry: None,
+            cost: None,
+            metrics: IoMetrics::new(),
+            cache: MetadataCache::default(),
+            store: None,
+        }
+    }
+
+    /// Storage options (credentials, endpoint, region, ...), applied over
+    /// the environment.
+    pub fn with_options(mut self, options: StorageOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Uses these `(name, value)` pairs instead of the process environment
+    /// (for tests and for embedders that manage configuration themselves).
+    pub fn with_env(mut self, env: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.env = Some(env.into_iter().collect());
+        self
+    }
+
+    /// Maximum concurrent requests (default 32 local, 64 remote).
+    pub fn with_max_concurrency(mut self, n: usize) -> Self {
+        self.max_concurrency = Some(n.max(1));
+        self
+    }
+
+    /// Retry policy of the read layer (length checks, mid-body faults).
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// object_store's HTTP retry config for cloud backends.
+    #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
+    pub fn with_http_retry(mut self, config: object_store::RetryConfig) -> Self {
+        self.http_retry = Some(config);
+        self
+    }
+
+    /// Cost-model defaults (otherwise per backend).
+    pub fn with_cost_params(mut self, params: CostParams) -> Self {
+        self.cost = Some(params);
+        self
+    }
+
+    /// Shares these metrics (e.g. one handle for several tables).
+    pub fn with_metrics(mut self, metrics: IoMetrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// Shares this footer cache.
+    pub fn with_metadata_cache(mut self, cache: MetadataCache) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Uses `store` as the backend instead of building one from the scheme
+    /// (the URI still gives the root, URL and backend kind).
+    pub fn with_store(mut self, store: Arc<dyn ObjectStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Parses the URI, builds and layers the store.
+    pub fn build(self) -> Result<TableStore> {
+        let location = parse_location(&self.uri)?;
+        let backend_store = match self.store.clone() {
+            Some(s) => s,
+            None => self.backend_store(&location)?,
+        };
+        let remote = location.backend.is_remote();
+        let limit = self.max_concurrency.unwrap_or(if remote { 64 } else { 32 });
+        let params = self.cost.clone().unwrap_or_else(|| {
+            if remote {
+                CostParams::remote().with_max_concurrency(limit.min(16))
+            } else {
+                CostParams::local()
+            }
+        });
+        let cost = Arc::new(CostModel::new(params));
+        let metered = MeteredStore::new(backend_store)
+            .with_metrics(self.metrics.clone())
+            .with_cost_model(Arc::clone(&cost));
+        let store: Arc<dyn ObjectStore> = Arc::new(RetryStore::new(
+            LimitStore::new(metered, limit),
+            self.retry.clone(),
+        ));
+        Ok(TableStore {
+            store,
+            root: location.root,
+            url: location.url,
+            backend: location.backend,
+            metrics: self.metrics,
+            cost,
+            cache: self.cache,
+        })
+    }
+
+    fn env_with_prefix(&self, prefix: &str) -> Vec<(String, String)> {
+        let all: Vec<(String, String)> = match &self.env {
+            Some(e) => e.clone(),
+            None => std::env::vars().collect(),
+        };
+        all.into_iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .collect()
+    }
+
+    fn backend_store(&self, loc: &Location) -> Result<Arc<dyn ObjectStore>> {
+        let redacted = loc.url.to_string();
+        match loc.backend {
+            Backend::Local => Ok(Arc::new(LocalFileSystem::new())),
+            Backend::Memory => Ok(Arc::new(InMemory::new())),
+            Backend::S3 => self.s3(loc, redacted),
+            Backend::Azure => self.azure(loc, redacted),
+            Backend::Gcs => self.gcs(loc, redacted),
+        }
+    }
+
+    #[cfg(feature = "aws")]
+    fn s3(&self, loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+        use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+        let mut b = AmazonS3Builder::new();
+        // Environment first (unknown AWS_* variables are ignored, as
+        // object_store's from_env does), then caller options (unknown keys
+        // are an error: a typo must not silently fall back to defaults).
+        for (k, v) in self.env_with_prefix("AWS_") {
+            if let Ok(key) = k.to_ascii_lowercase().parse::<AmazonS3ConfigKey>() {
+                b = b.with_config(key, v);
+            }
+        }
+        for (k, v) in self.options.iter() {
+            let key = k
+                .parse::<AmazonS3ConfigKey>()
+                .map_err(|_| Error::UnknownOption {
+                    key: k.to_string(),
+                    backend: "s3",
+                })?;
+            b = b.with_config(key, v);
+        }
+        b = b.with_bucket_name(loc.bucket.clone());
+        if let Some(r) = &self.http_retry {
+            b = b.with_retry(r.clone());
+        }
+        let s3 = b.build().map_err(|source| Error::BuildStore { uri, source })?;
+        Ok(Arc::new(s3))
+    }
+
+    #[cfg(not(feature = "aws"))]
+    fn s3(&self, _loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+        Err(Error::FeatureDisabled {
+            uri,
+            feature: "aws",
+        })
+    }
+
+    #[cfg(feature = "azure")]
+    fn azure(&self, loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+        use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+        let mut b = MicrosoftAzureBuilder::new();
+        for (k, v) in self.env_with_prefix("AZURE_") {
+            if let Ok(key) = k.to_ascii_lowercase().parse::<AzureConfigKey>() {
+                b = b.with_config(key, v);
+            }
+        }
+        for (k, v) in self.options.iter() {
+            let key = k.parse::<AzureConfigKey>().map_err(|_| Error::UnknownOption {
+                key: k.to_string(),
+                backend: "azure",
+            })?;
+            b = b.with_config(key, v);
+        }
+        b = b.with_url(loc.raw.clone());
+        if let Some(r) = &self.http_retry {
+            b = b.with_retry(r.clone());
+        }
+        let s = b.build().map_err(|source| Error::BuildStore { uri, source })?;
+        Ok(Arc::new(s))
+    }
+
+    #[cfg(not(feature = "azure"))]
+    fn azure(&self, _loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+        Err(Error::FeatureDisabled {
+            uri,
+            feature: "azure",
+        })
+    }
+
+    #[cfg(feature = "gcp")]
+    fn gcs(&self, loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+        use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+        let mut b = GoogleCloudStorageBuilder::new();
+        for (k, v) in self.env_with_prefix("GOOGLE_") {
+            if let Ok(key) = k.to_ascii_lowercase().parse::<GoogleConfigKey>() {
+                b = b.with_config(key, v);
+            }
+        }
+        for (k, v) in self.options.iter() {
+            let key = k.parse::<GoogleConfigKey>().map_err(|_| Error::UnknownOption {
+                key: k.to_string(),
+                backend: "gcs",
+            })?;
+            b = b.with_config(key, v);
+        }
+        b = b.with_bucket_name(loc.bucket.clone());
+        if let Some(r) = &self.http_retry {
+            b = b.with_retry(r.clone());
+        }
+        let s = b.build().map_err(|source| Error::BuildStore { uri, source })?;
+        Ok(Arc::new(s))
+    }
+
+    #[cfg(not(feature = "gcp"))]
+    fn gcs(&self, _loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+        Err(Error::FeatureDisabled {
+            uri,
+            feature: "gcp",
+        })
+    }
+}
+
+/// What a URI says, before any store exists.
+#[derive(Debug)]
+struct Location {
+    backend: Backend,
+    /// Redacted URL.
+    url: Url,
+    root: Path,
+    bucket: String,
+    /// The URI as given (only handed to cloud builders, never displayed).
+    #[cfg_attr(not(feature = "azure"), allow(dead_code, reason = "used by azure"))]
+    raw: String,
+}
+
+fn invalid(uri: &str, reason: impl Into<String>) -> Error {
+    Error::InvalidUri {
+        uri: redact_uri(uri),
+        reason: reason.into(),
+    }
+}
+
+fn parse_location(uri: &str) -> Result<Location> {
+    if uri.trim().is_empty() {
+        return Err(invalid(uri, "empty URI"));
+    }
+    if !uri.contains("://") && !uri.starts_with("file:") {
+        return local_location(uri, PathBuf::from(uri));
+    }
+    let url = Url::parse(uri).map_err(|e| invalid(uri, e.to_string()))?;
+    let redacted = Url::parse(&redact_uri(uri)).map_err(|e| invalid(uri, e.to_string()))?;
+    let url_root = |url: &Url| {
+        Path::from_url_path(url.path()).map_err(|e| invalid(uri, e.to_string()))
+    };
+    match url.scheme() {
+        "file" => {
+            let p = url
+                .to_file_path()
+                .map_err(|()| invalid(uri, "not a local file path"))?;
+            local_location(uri, p)
+        }
+        "memory" => {
+            let mut parts: Vec<&str> = url.host_str().into_iter().collect();
+            parts.extend(url.path().split('/').filter(|s| !s.is_empty()));
+            let root = Path::from_url_path(parts.join("/")).map_err(|e| invalid(uri, e.to_string()))?;
+            Ok(Location {
+                backend: Backend::Memory,
+                url: redacted,
+                root,
+                bucket: String::new(),
+                raw: uri.to_string(),
+            })
+        }
+        "s3" | "s3a" | "gs" => {
+            let bucket = url
+                .host_str()
+                .filter(|h| !h.is_empty())
+                .ok_or_else(|| invalid(uri, "missing bucket name"))?
+                .to_string();
+            Ok(Location {
+                backend: if url.scheme() == "gs" {
+                    Backend::Gcs
+                } else {
+                    Backend::S3
+                },
+                root: url_root(&url)?,
+                url: redacted,
+                bucket,
+                raw: uri.to_string(),
+            })
+        }
+        "az" | "adl" | "azure" | "abfs" | "abfss" => {
+            let container = url.host_str().filter(|h| !h.is_empty());
+            if container.is_none() {
+                return Err(invalid(uri, "missing container or account"));
+            }
+            Ok(Location {
+                backend: Backend::Azure,
+                root: url_root(&url)?,
+                url: redacted,
+                bucket: String::new(),
+                raw: uri.to_string(),
+            })
+        }
+        other => Err(Error::UnsupportedScheme {
+            uri: redact_uri(uri),
+            scheme: other.to_string(),
+        }),
+    }
+}
+
+fn local_location(uri: &str, path: PathBuf) -> Result<Location> {
+    let abs = std::path::absolute(&path).map_err(|e| invalid(uri, e.to_string()))?;
+    // Lexical normalisation: object_store paths cannot hold `.` or `..`.
+    let mut norm = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                norm.pop();
+            }
+            other => norm.push(other),
+        }
+    }
+    let url = Url::from_directory_path(&norm)
+        .map_err(|()| invalid(uri, "cannot form a file URL from this path"))?;
+    let root = Path::from_absolute_path(&norm).map_err(|e| invalid(uri, e.to_string()))?;
+    Ok(Location {
+        backend: Backend::Local,
+        url,
+        root,
+        bucket: String::new(),
+        raw: uri.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+use super::*;
+
+const SECRET: &str = "wJalrXUtnFEMI-K7MDENG-SECRET";
+const KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
+
+fn no_env(b: TableStoreBuilder) -> TableStoreBuilder {
+    b.with_env(Vec::new())
+}
+
+#[test]
+fn relative_and_absolute_paths_are_local() {
+    let t = no_env(TableStore::builder("some/rel/../table")).build().unwrap();
+    assert_eq!(t.backend(), Backend::Local);
+    let cwd = std::env::current_dir().unwrap();
+    let want = cwd.join("some/table");
+    assert_eq!(t.url().to_file_path().unwrap(), want);
+    assert_eq!(t.root().as_ref(), want.to_str().unwrap().trim_start_matches('/'));
+
+    let t = TableStore::open("/tmp/x/./tbl", StorageOptions::new()).unwrap();
+    assert_eq!(t.root().as_ref(), "tmp/x/tbl");
+    assert_eq!(t.url().as_str(), "file:///tmp/x/tbl/");
+}
+
+#[test]
+fn file_urls_are_local() {
+    let t = TableStore::open("file:///tmp/some%20dir/tbl", StorageOptions::new()).unwrap();
+    assert_eq!(t.backend(), Backend::Local);
+    assert_eq!(t.root().as_ref(), "tmp/some dir/tbl");
+    assert_eq!(t.child("part-0.parquet").as_ref(), "tmp/some dir/tbl/part-0.parquet");
+}
+
+#[test]
+fn memory_urls() {
+    let t = TableStore::open("memory://", StorageOptions::new()).unwrap();
+    assert_eq!(t.backend(), Backend::Memory);
+    assert_eq!(t.root().as_ref(), "");
+    assert_eq!(t.child("_delta_log/0.json").as_ref(), "_delta_log/0.json");
+    let t = TableStore::open("memory://name/pre/fix", StorageOptions::new()).unwrap();
+    assert_eq!(t.root().as_ref(), "name/pre/fix");
+}
+
+#[test]
+fn s3_url_with_options_and_env() {
+    let t = no_env(TableStore::builder("s3://bucket/pre/fix"))
+        .with_options(
+            StorageOptions::new()
+                .with("aws_endpoint", "http://127.0.0.1:9")
+                .with("aws_allow_http", "true")
+                .with("aws_region", "us-east-1")
+                .with("aws_access_key_id", KEY_ID)
+                .with("aws_secret_access_key", SECRET)
+                .with("aws_virtual_hosted_style_request", "false"),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(t.backend(), Backend::S3);
+    assert_eq!(t.root().as_ref(), "pre/fix");
+    assert_eq!(t.url().as_str(), "s3://bucket/pre/fix");
+    assert!(format!("{}", t.store()).contains("bucket"));
+
+    let t = TableStore::builder("s3a://b2/t")
+        .with_env(vec![
+            ("AWS_REGION".to_string(), "eu-west-1".to_string()),
+            ("AWS_ENDPOINT_URL".to_string(), "http://127.0.0.1:9".to_string()),
+            ("AWS_ALLOW_HTTP".to_string(), "true".to_string()),
+            ("AWS_NOT_A_KEY".to_string(), "ignored".to_string()),
+            ("HOME".to_string(), "/root".to_string()),
+        ])
+        .build()
+        .unwrap();
+    assert_eq!(t.root().as_ref(), "t");
+}
+
+#[test]
+fn bad_uris_name_the_uri() {
+    let e = TableStore::open("ftp://host/table", StorageOptions::new()).unwrap_err();
+    assert!(matches!(e, Error::UnsupportedScheme { ref scheme, .. } if scheme == "ftp"), "{e}");
+    assert!(e.to_string().contains("ftp://host/table"), "{e}");
+
+    let e = TableStore::open("s3:///nobucket", StorageOptions::new()).unwrap_err();
+    assert!(matches!(e, Error::InvalidUri { .. }), "{e}");
+    assert!(e.to_string().contains("missing bucket"), "{e}");
+
+    let e = TableStore::open("  ", StorageOptions::new()).unwrap_err();
+    assert!(matches!(e, Error::InvalidUri { .. }), "{e}");
+
+    let e = TableStore::open("s3://b/t", StorageOptions::new().with("aws_bogus_key", SECRET))
+        .unwrap_err();
+    assert!(matches!(e, Error::UnknownOption { ref key, .. } if key == "aws_bogus_key"), "{e}");
+    assert!(!format!("{e} {e:?}").contains(SECRET));
+}
+
+#[cfg(not(feature = "gcp"))]
+#[test]
+fn gcs_without_feature_says_which_feature() {
+    let e = TableStore::open("gs://bucket/t", StorageOptions::new()).unwrap_err();
+    assert!(matches!(e, Error::FeatureDisabled { feature: "gcp", .. }), "{e}");
+}
+
+#[cfg(not(feature = "azure"))]
+#[test]
+fn azure_without_feature_says_which_feature() {
+    let e = TableStore::open("abfss://c@acct.dfs.core.windows.net/t", StorageOptions::new())
+        .unwrap_err();
+    assert!(matches!(e, Error::FeatureDisabled { feature: "azure", .. }), "{e}");
+}
+
+#[test]
+fn secrets_never_appear_in_debug_or_errors() {
+    let options = StorageOptions::new()
+        .with("aws_access_key_id", KEY_ID)
+        .with("aws_secret_access_key", SECRET)
+        .with("aws_session_token", SECRET)
+        .with("aws_endpoint", "http://127.0.0.1:9")
+        .with("aws_allow_http", "true");
+    let b = no_env(TableStore::builder(format!("s3://{KEY_ID}:{SECRET}@bucket/t?sig={SECRET}")))
+        .with_options(options.clone());
+    let dbg = format!("{b:?}");
+    assert!(!dbg.contains(SECRET) && !dbg.contains(KEY_ID), "{dbg}");
+
+    let t = b.build().unwrap();
+    let dbg = format!("{t:?} {} {}", t.url(), t.store());
+    assert!(!dbg.contains(SECRET) && !dbg.contains(KEY_ID), "{dbg}");
+
+    // Errors built from URIs with secrets.
+    let e = TableStore::open(&format!("gopher://{KEY_ID}:{SECRET}@h/t?token={SECRET}"), options.clone())
+        .unwrap_err();
+    let msg = format!("{e} {e:?}");
+    assert!(!msg.contains(SECRET) && !msg.contains(KEY_ID), "{msg}");
+    assert!(msg.contains("gopher://"), "{msg}");
+
+    // A store build failure (bad endpoint URL) with secrets in the options.
+    let e = no_env(TableStore::builder(format!("s3://{KEY_ID}:{SECRET}@bucket/t")))
+        .with_options(options.with("aws_endpoint", "not a url"))
+        .build();
+    if let Err(e) = e {
+        let msg = format!("{e} {e:?}");
+        assert!(!msg.contains(SECRET) && !msg.contains(KEY_ID), "{msg}");
+    }
+}
