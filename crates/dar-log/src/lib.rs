@@ -11,7 +11,9 @@ pub mod object_reader;
 pub mod protocol;
 pub mod replay;
 mod scalar;
+pub mod partition;
 pub mod schema;
+pub mod stats;
 pub mod snapshot;
 pub mod time_travel;
 

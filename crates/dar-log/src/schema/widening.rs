@@ -1,0 +1,130 @@
+//! Type widening (protocol §11): validating `delta.typeChanges` history.
+
+use serde_json::Value;
+
+use super::types::{DataType, PrimitiveType, StructType, TYPE_CHANGES_KEY};
+use crate::error::{LogError, Result};
+
+/// Whether `from -> to` is one of the widenings the protocol allows.
+///
+/// Integer-to-decimal follows Delta-Spark (`DecimalType.isWiderThan`): the
+/// decimal must hold every value of the integer type, i.e. `p - s >= 3, 5,
+/// 10, 20` for byte, short, integer, long. The protocol table writes
+/// `decimal(10 + k1, k2)` for all three small integer types, which would
+/// reject `byte -> decimal(4,1)` that Delta-Spark writes (see the
+/// `type-widening` test table); the rules agree for integer and long.
+pub fn is_allowed_widening(from: PrimitiveType, to: PrimitiveType) -> bool {
+    use PrimitiveType as P;
+    match (from, to) {
+        (P::Float, P::Double) => true,
+        (P::Byte | P::Short | P::Integer, P::Double) => true,
+        (P::Date, P::TimestampNtz) => true,
+        (P::Decimal(f), P::Decimal(t)) => {
+            t.scale() >= f.scale()
+                && (t.precision() - t.scale()) >= (f.precision() - f.scale())
+        }
+        (from, P::Decimal(t)) => match integer_digits(from) {
+            Some(digits) => t.precision() - t.scale() >= digits,
+            None => false,
+        },
+        (from, to) => match (integer_rank(from), integer_rank(to)) {
+            (Some(f), Some(t)) => f < t,
+            _ => false,
+        },
+    }
+}
+
+fn integer_rank(p: PrimitiveType) -> Option<u8> {
+    match p {
+        PrimitiveType::Byte => Some(1),
+        PrimitiveType::Short => Some(2),
+        PrimitiveType::Integer => Some(3),
+        PrimitiveType::Long => Some(4),
+        _ => None,
+    }
+}
+
+/// Decimal digits needed to hold every value of an integer type.
+fn integer_digits(p: PrimitiveType) -> Option<u8> {
+    match p {
+        PrimitiveType::Byte => Some(3),
+        PrimitiveType::Short => Some(5),
+        PrimitiveType::Integer => Some(10),
+        PrimitiveType::Long => Some(20),
+        _ => None,
+    }
+}
+
+impl StructType {
+    /// Walks every `delta.typeChanges` entry at every depth and fails on a
+    /// malformed entry or on a `fromType -> toType` pair the protocol does not
+    /// allow, naming the field (with its `fieldPath`) and both types.
+    pub fn validate_type_changes(&self) -> Result<()> {
+        validate_struct(self, "")
+    }
+}
+
+fn validate_struct(s: &StructType, parent: &str) -> Result<()> {
+    for field in &s.fields {
+        let path = if parent.is_empty() {
+            field.name.clone()
+        } else {
+            format!("{parent}.{}", field.name)
+        };
+        if let Some(changes) = field.metadata.get(TYPE_CHANGES_KEY) {
+            validate_changes(changes, &path)?;
+        }
+        validate_nested(&field.data_type, &path)?;
+    }
+    Ok(())
+}
+
+/// Type changes live on the nearest struct field, so only structs reached
+/// through arrays and maps need a further walk.
+fn validate_nested(dt: &DataType, path: &str) -> Result<()> {
+    match dt {
+        DataType::Struct(s) => validate_struct(s, path),
+        DataType::Array(a) => validate_nested(&a.element_type, &format!("{path}.element")),
+        DataType::Map(m) => {
+            validate_nested(&m.key_type, &format!("{path}.key"))?;
+            validate_nested(&m.value_type, &format!("{path}.value"))
+        }
+        DataType::Primitive(_) | DataType::Variant => Ok(()),
+    }
+}
+
+fn validate_changes(changes: &Value, path: &str) -> Result<()> {
+    let malformed = |reason: String| LogError::InvalidTypeChangeMetadata {
+        field: path.to_owned(),
+        reason,
+    };
+    let entries = changes
+        .as_array()
+        .ok_or_else(|| malformed(format!("{TYPE_CHANGES_KEY} must be an array, found {changes}")))?;
+    for entry in entries {
+        let type_of = |key: &str| -> Result<&str> {
+            entry
+                .get(key)
+                .and_then(Value::as_str)
+                .ok_or_else(|| malformed(format!("entry {entry} has no string \"{key}\"")))
+        };
+        let (from_name, to_name) = (type_of("fromType")?, type_of("toType")?);
+        let field = match entry.get("fieldPath").and_then(Value::as_str) {
+            Some(sub) if !sub.is_empty() => format!("{path}.{sub}"),
+            _ => path.to_owned(),
+        };
+        let invalid = || LogError::InvalidTypeChange {
+            field: field.clone(),
+            from_type: from_name.to_owned(),
+            to_type: to_name.to_owned(),
+        };
+        let (Some(from), Some(to)) = (PrimitiveType::parse(from_name), PrimitiveType::parse(to_name))
+        else {
+            return Err(invalid());
+        };
+        if !is_allowed_widening(from, to) {
+            return Err(invalid());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,411 @@
+//! Per-file statistics (protocol §8.1) into columnar, typed Arrow arrays.
+//!
+//! [`StatsBuilder`] takes each file's `add.stats` JSON string
+//! ([`push_json`](StatsBuilder::push_json), parsed once, in one pass, without
+//! a value tree) or a checkpoint's typed `add.stats_parsed` struct column
+//! ([`extend_parsed`](StatsBuilder::extend_parsed)), and yields
+//! [`FileStats`]: `numRecords`, `tightBounds`, and per stats column
+//! (see [`StructType::stats_columns`](crate::schema::StructType::stats_columns))
+//! `min`/`max` in the column's own Arrow type plus `nullCount`.
+//!
+//! Stats are hints, so nothing here is an error: a missing stat is null, and
+//! a stat that does not parse as the column's *current* type (e.g. written
+//! before a type widening) is null too and is counted in
+//! [`ColumnStats::invalid`]. Non-finite float stats (`"NaN"`, `"Infinity"` as
+//! strings, or NaN in `stats_parsed`) are null without being counted.
+//! Decimals are read from the JSON number text, never through `f64`.
+//! Timestamps are read from ISO-8601 with any offset; `timestamp_ntz` stats
+//! have no zone, and a bare date is accepted as midnight (stats written
+//! before a `date -> timestamp_ntz` widening).
+//!
+//! ```
+//! use dar_log::schema::{ColumnMappingMode, StatsColumnsConfig, StructType};
+//! use dar_log::stats::StatsBuilder;
+//!
+//! let schema = StructType::from_json(
+//!     r#"{"type":"struct","fields":[{"name":"d","type":"decimal(5,2)"}]}"#,
+//! )?;
+//! let columns =
+//!     schema.stats_columns(ColumnMappingMode::None, &[], &StatsColumnsConfig::default())?;
+//! let mut builder = StatsBuilder::new(columns);
+//! builder.push_json(Some(r#"{"numRecords":2,"minValues":{"d":-1.5},"maxValues":{"d":1E+2}}"#));
+//! builder.push_json(None);
+//! let stats = builder.finish()?;
+//! assert_eq!(stats.num_records.value(0), 2);
+//! let d = stats.column("d").unwrap();
+//! let max = d.max_values.as_ref().unwrap();
+//! let max = max.as_any().downcast_ref::<arrow_array::Decimal128Array>().unwrap();
+//! assert_eq!(max.value(0), 10000);
+//! # Ok::<(), dar_log::error::LogError>(())
+//! ```
+
+mod json;
+mod parsed;
+
+use std::sync::Arc;
+
+use arrow_array::builder::{ArrayBuilder, BooleanBuilder, Int64Builder};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array};
+use serde_json::value::RawValue;
+
+use crate::error::{LogError, Result};
+use crate::scalar::{ScalarBuilder, parse_integer};
+use crate::schema::{PrimitiveType, StatsColumn};
+
+/// Statistics of many files, one row per file, as Arrow arrays.
+#[derive(Debug, Clone)]
+pub struct FileStats {
+    /// `numRecords` (physical rows); null when unknown.
+    pub num_records: Int64Array,
+    /// `tightBounds`: true when the stats omit it, null when the file has no
+    /// stats at all.
+    pub tight_bounds: BooleanArray,
+    /// One entry per stats column, in the order given to the builder.
+    pub columns: Vec<ColumnStats>,
+    /// Stats strings that were not valid JSON (their files have no stats).
+    pub malformed: usize,
+}
+
+impl FileStats {
+    /// Number of files.
+    pub fn len(&self) -> usize {
+        self.num_records.len()
+    }
+
+    /// True when there are no files.
+    pub fn is_empty(&self) -> bool {
+        self.num_records.is_empty()
+    }
+
+    /// The stats of the column with this dot-joined logical path.
+    pub fn column(&self, logical_name: &str) -> Option<&ColumnStats> {
+        self.columns
+            .iter()
+            .find(|c| c.column.logical_name() == logical_name)
+    }
+}
+
+/// The statistics of one leaf column across files.
+#[derive(Debug, Clone)]
+pub struct ColumnStats {
+    /// The column.
+    pub column: StatsColumn,
+    /// `minValues`, in the column's Arrow type; `None` for types without
+    /// min/max stats (boolean, binary, arrays, maps, variants).
+    pub min_values: Option<ArrayRef>,
+    /// `maxValues`, like `min_values`.
+    pub max_values: Option<ArrayRef>,
+    /// `nullCount`.
+    pub null_count: Int64Array,
+    /// How many stats (min, max or nullCount) were present but did not parse
+    /// as the column's current type, and were read as null.
+    pub invalid: usize,
+}
+
+/// One finished run of rows.
+struct Chunk {
+    num_records: ArrayRef,
+    tight_bounds: ArrayRef,
+    mins: Vec<Option<ArrayRef>>,
+    maxs: Vec<Option<ArrayRef>>,
+    null_counts: Vec<ArrayRef>,
+}
+
+/// Accumulates per-file stats into typed columns.
+pub struct StatsBuilder {
+    columns: Vec<StatsColumn>,
+    /// The min/max type of each column (`None`: nullCount only).
+    kinds: Vec<Option<PrimitiveType>>,
+    trie: json::PathTrie,
+    num_records: Int64Builder,
+    tight_bounds: BooleanBuilder,
+    mins: Vec<Option<ScalarBuilder>>,
+    maxs: Vec<Option<ScalarBuilder>>,
+    null_counts: Vec<Int64Builder>,
+    invalid: Vec<usize>,
+    malformed: usize,
+    chunks: Vec<Chunk>,
+    /// Scratch for decoding escaped JSON strings.
+    scratch: String,
+}
+
+impl std::fmt::Debug for StatsBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatsBuilder")
+            .field("columns", &self.columns.len())
+            .field("rows", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StatsBuilder {
+    /// A builder for these columns.
+    pub fn new(columns: Vec<StatsColumn>) -> Self {
+        Self::with_capacity(columns, 0)
+    }
+
+    /// A builder with room for `files` files.
+    pub fn with_capacity(columns: Vec<StatsColumn>, files: usize) -> Self {
+        let kinds: Vec<Option<PrimitiveType>> = columns
+            .iter()
+            .map(|c| c.has_min_max().then(|| c.data_type.as_primitive()).flatten())
+            .collect();
+        let trie = json::PathTrie::new(columns.iter().map(|c| c.physical_path.as_slice()));
+        let scalar = |k: &Option<PrimitiveType>| k.map(|k| ScalarBuilder::new(k, files));
+        Self {
+            trie,
+            num_records: Int64Builder::with_capacity(files),
+            tight_bounds: BooleanBuilder::with_capacity(files),
+            mins: kinds.iter().map(scalar).collect(),
+            maxs: kinds.iter().map(scalar).collect(),
+            null_counts: columns
+                .iter()
+                .map(|_| Int64Builder::with_capacity(files))
+                .collect(),
+            invalid: vec![0; columns.len()],
+            malformed: 0,
+            chunks: Vec::new(),
+            scratch: String::new(),
+            kinds,
+            columns,
+        }
+    }
+
+    /// Rows added so far.
+    pub fn len(&self) -> usize {
+        self.chunks.iter().map(|c| c.num_records.len()).sum::<usize>() + self.num_records.len()
+    }
+
+    /// True when no rows were added.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends one file's `add.stats` string (`None`: the file has no stats).
+    pub fn push_json(&mut self, stats: Option<&str>) {
+        let Some(text) = stats else {
+            self.push_absent();
+            return;
+        };
+        let raw = match json::parse(&self.trie, self.columns.len(), text) {
+            Ok(raw) => raw,
+            Err(_) => {
+                self.malformed += 1;
+                self.push_absent();
+                return;
+            }
+        };
+        self.num_records
+            .append_option(raw.num_records.and_then(|r| parse_integer::<i64>(r.get())));
+        let tight = raw.tight_bounds.map_or(Some(true), |r| match r.get() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        });
+        self.tight_bounds.append_option(tight);
+        let n = self.columns.len();
+        for col in 0..n {
+            let mut bad = 0;
+            if let Some(kind) = self.kinds[col] {
+                for (builders, raw) in [
+                    (&mut self.mins, raw.slots[col]),
+                    (&mut self.maxs, raw.slots[n + col]),
+                ] {
+                    if let Some(builder) = builders[col].as_mut() {
+                        if !append_stat(builder, kind, raw, &mut self.scratch) {
+                            bad += 1;
+                        }
+                    }
+                }
+            }
+            let null_count = raw.slots[2 * n + col];
+            let parsed = null_count.and_then(|r| parse_integer::<i64>(r.get()));
+            if null_count.is_some() && parsed.is_none() && null_count.map(RawValue::get) != Some("null")
+            {
+                bad += 1;
+            }
+            self.null_counts[col].append_option(parsed);
+            self.invalid[col] += bad;
+        }
+    }
+
+    fn push_absent(&mut self) {
+        self.num_records.append_null();
+        self.tight_bounds.append_null();
+        for col in 0..self.columns.len() {
+            for builders in [&mut self.mins, &mut self.maxs] {
+                if let Some(b) = builders[col].as_mut() {
+                    b.append_null();
+                }
+            }
+            self.null_counts[col].append_null();
+        }
+    }
+
+    /// Moves the rows built from JSON so far into a finished chunk.
+    fn flush(&mut self) {
+        if self.num_records.is_empty() {
+            return;
+        }
+        let finish_all = |builders: &mut Vec<Option<ScalarBuilder>>| {
+            builders
+                .iter_mut()
+                .map(|b| b.as_mut().map(ScalarBuilder::finish))
+                .collect()
+        };
+        let chunk = Chunk {
+            num_records: Arc::new(self.num_records.finish()),
+            tight_bounds: Arc::new(self.tight_bounds.finish()),
+            mins: finish_all(&mut self.mins),
+            maxs: finish_all(&mut self.maxs),
+            null_counts: self
+                .null_counts
+                .iter_mut()
+                .map(|b| Arc::new(b.finish()) as ArrayRef)
+                .collect(),
+        };
+        self.chunks.push(chunk);
+    }
+
+    /// The stats of every file added, in order.
+    pub fn finish(mut self) -> Result<FileStats> {
+        self.flush();
+        let chunks = std::mem::take(&mut self.chunks);
+        let concat = |parts: Vec<&ArrayRef>, what: &str| -> Result<ArrayRef> {
+            match parts.as_slice() {
+                [one] => Ok(Arc::clone(one)),
+                _ => {
+                    let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+                    arrow_select::concat::concat(&refs)
+                        .map_err(|source| LogError::arrow(format!("concatenating {what}"), source))
+                }
+            }
+        };
+        let empty = chunks.is_empty();
+        let num_records = if empty {
+            Arc::new(Int64Array::from(Vec::<i64>::new())) as ArrayRef
+        } else {
+            concat(chunks.iter().map(|c| &c.num_records).collect(), "numRecords")?
+        };
+        let tight_bounds = if empty {
+            Arc::new(BooleanArray::from(Vec::<bool>::new())) as ArrayRef
+        } else {
+            concat(chunks.iter().map(|c| &c.tight_bounds).collect(), "tightBounds")?
+        };
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (col, column) in self.columns.into_iter().enumerate() {
+            let name = column.logical_name();
+            let min_max = |pick: fn(&Chunk) -> &Vec<Option<ArrayRef>>,
+                           builder: &mut Option<ScalarBuilder>|
+             -> Result<Option<ArrayRef>> {
+                let Some(builder) = builder else {
+                    return Ok(None);
+                };
+                if empty {
+                    return Ok(Some(builder.finish()));
+                }
+                let parts: Vec<&ArrayRef> = chunks.iter().filter_map(|c| pick(c)[col].as_ref()).collect();
+                concat(parts, &name).map(Some)
+            };
+            let min_values = min_max(|c| &c.mins, &mut self.mins[col])?;
+            let max_values = min_max(|c| &c.maxs, &mut self.maxs[col])?;
+            let null_count = if empty {
+                Arc::new(self.null_counts[col].finish()) as ArrayRef
+            } else {
+                concat(chunks.iter().map(|c| &c.null_counts[col]).collect(), &name)?
+            };
+            columns.push(ColumnStats {
+                column,
+                min_values,
+                max_values,
+                null_count: as_int64(&null_count)?,
+                invalid: self.invalid[col],
+            });
+        }
+        Ok(FileStats {
+            num_records: as_int64(&num_records)?,
+            tight_bounds: tight_bounds
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .cloned()
+                .ok_or_else(|| internal_type("tightBounds", "Boolean", tight_bounds.data_type()))?,
+            columns,
+            malformed: self.malformed,
+        })
+    }
+}
+
+fn as_int64(array: &ArrayRef) -> Result<Int64Array> {
+    array
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .cloned()
+        .ok_or_else(|| internal_type("stats column", "Int64", array.data_type()))
+}
+
+fn internal_type(column: &str, expected: &str, found: &arrow_schema::DataType) -> LogError {
+    LogError::UnexpectedArrowType {
+        column: column.to_owned(),
+        expected: expected.to_owned(),
+        found: found.to_string(),
+    }
+}
+
+/// Appends one min or max from its raw JSON text; `false` when present but
+/// unparseable (a null is appended instead).
+fn append_stat(
+    builder: &mut ScalarBuilder,
+    kind: PrimitiveType,
+    raw: Option<&RawValue>,
+    scratch: &mut String,
+) -> bool {
+    use PrimitiveType as P;
+    let Some(raw) = raw else {
+        builder.append_null();
+        return true;
+    };
+    let text = raw.get();
+    let is_number_kind = matches!(
+        kind,
+        P::Byte | P::Short | P::Integer | P::Long | P::Float | P::Double | P::Decimal(_)
+    );
+    let ok = match text.as_bytes().first() {
+        Some(b'"') => {
+            if matches!(kind, P::Float | P::Double) {
+                // "NaN", "Infinity", ...: no usable bound, not an error.
+                builder.append_null();
+                return true;
+            }
+            !is_number_kind && builder.append_text(json_string(text, scratch))
+        }
+        Some(b'n') if text == "null" => {
+            builder.append_null();
+            return true;
+        }
+        Some(b'-' | b'0'..=b'9') => is_number_kind && builder.append_text(text),
+        _ => false,
+    };
+    if !ok {
+        builder.append_null();
+    }
+    ok
+}
+
+/// The contents of a JSON string literal: borrowed when it has no escapes.
+fn json_string<'a>(literal: &'a str, scratch: &'a mut String) -> &'a str {
+    let inner = &literal[1..literal.len().saturating_sub(1).max(1)];
+    if !inner.contains('\\') {
+        return inner;
+    }
+    scratch.clear();
+    match serde_json::from_str::<String>(literal) {
+        Ok(decoded) => {
+            *scratch = decoded;
+            scratch.as_str()
+        }
+        Err(_) => inner,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,278 @@
+//! One pass over a stats JSON string, locating the raw text of every wanted
+//! leaf without building a value tree.
+//!
+//! A trie of physical paths drives a serde visitor: at each object it looks
+//! keys up (first at the position stats usually list them in, schema order,
+//! then by hash), hands wanted leaves back as borrowed `&RawValue` slices of
+//! the input, descends into wanted structs, and skips everything else with
+//! `IgnoredAny`. Typed conversion happens afterwards, from the slices.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserializer;
+use serde_json::value::RawValue;
+
+/// Where an object was expected, anything else means "no stats here".
+macro_rules! ignore_non_objects {
+    () => {
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(())
+        }
+    };
+}
+
+/// Where a key leads.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// Stats column `i`.
+    Leaf(usize),
+    /// Trie node `i` (a struct).
+    Node(usize),
+}
+
+#[derive(Debug, Default)]
+struct TrieNode {
+    /// Keys in schema order, for the positional fast path.
+    names: Vec<Box<str>>,
+    targets: Vec<Target>,
+    /// Key -> position in `names`.
+    index: HashMap<Box<str>, usize>,
+}
+
+/// Physical paths of the stats columns, as a trie.
+#[derive(Debug)]
+pub(super) struct PathTrie {
+    nodes: Vec<TrieNode>,
+}
+
+impl PathTrie {
+    /// A trie over `paths`; leaf `i` is `paths[i]`.
+    pub(super) fn new<'p>(paths: impl IntoIterator<Item = &'p [String]>) -> Self {
+        let mut nodes = vec![TrieNode::default()];
+        for (leaf, path) in paths.into_iter().enumerate() {
+            let mut node = 0;
+            for (depth, name) in path.iter().enumerate() {
+                let last = depth + 1 == path.len();
+                let existing = nodes[node].index.get(name.as_str()).copied();
+                match (existing, last) {
+                    (Some(pos), false) => match nodes[node].targets[pos] {
+                        Target::Node(child) => node = child,
+                        // A leaf and a struct under one name cannot both be
+                        // in a valid schema; keep the first.
+                        Target::Leaf(_) => break,
+                    },
+                    (Some(_), true) => {}
+                    (None, _) => {
+                        let target = if last {
+                            Target::Leaf(leaf)
+                        } else {
+                            nodes.push(TrieNode::default());
+                            Target::Node(nodes.len() - 1)
+                        };
+                        let current = &mut nodes[node];
+                        current.index.insert(name.as_str().into(), current.names.len());
+                        current.names.push(name.as_str().into());
+                        current.targets.push(target);
+                        match target {
+                            Target::Node(child) => node = child,
+                            Target::Leaf(_) => {}
+                        }
+                    }
+                }
+            }
+        }
+        Self { nodes }
+    }
+
+    fn lookup(&self, node: usize, key: &str, cursor: &mut usize) -> Option<Target> {
+        let n = &self.nodes[node];
+        let pos = if n.names.get(*cursor).is_some_and(|name| &**name == key) {
+            *cursor
+        } else {
+            *n.index.get(key)?
+        };
+        *cursor = pos + 1;
+        Some(n.targets[pos])
+    }
+}
+
+/// The raw pieces of one stats object.
+#[derive(Debug)]
+pub(super) struct RawStats<'a> {
+    pub(super) num_records: Option<&'a RawValue>,
+    pub(super) tight_bounds: Option<&'a RawValue>,
+    /// `[min of each leaf..., max of each leaf..., nullCount of each leaf...]`.
+    pub(super) slots: Vec<Option<&'a RawValue>>,
+}
+
+/// Parses one stats string. Only malformed JSON is an error; a stats value
+/// that is not an object yields no stats.
+pub(super) fn parse<'a>(
+    trie: &PathTrie,
+    leaves: usize,
+    text: &'a str,
+) -> Result<RawStats<'a>, serde_json::Error> {
+    let mut raw = RawStats {
+        num_records: None,
+        tight_bounds: None,
+        slots: vec![None; 3 * leaves],
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_any(TopVisitor {
+        trie,
+        leaves,
+        raw: &mut raw,
+    })?;
+    de.end()?;
+    Ok(raw)
+}
+
+struct TopVisitor<'t, 'r, 'a> {
+    trie: &'t PathTrie,
+    leaves: usize,
+    raw: &'r mut RawStats<'a>,
+}
+
+enum TopKey {
+    NumRecords,
+    TightBounds,
+    Section(usize),
+    Other,
+}
+
+impl<'de, 't, 'r> Visitor<'de> for TopVisitor<'t, 'r, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a stats object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let leaves = self.leaves;
+        while let Some(key) = map.next_key_seed(KeySeed(|k: &str| match k {
+            "numRecords" => TopKey::NumRecords,
+            "tightBounds" => TopKey::TightBounds,
+            "minValues" => TopKey::Section(0),
+            "maxValues" => TopKey::Section(leaves),
+            "nullCount" => TopKey::Section(2 * leaves),
+            _ => TopKey::Other,
+        }))? {
+            match key {
+                TopKey::NumRecords => self.raw.num_records = Some(map.next_value()?),
+                TopKey::TightBounds => self.raw.tight_bounds = Some(map.next_value()?),
+                TopKey::Section(base) => map.next_value_seed(NodeSeed {
+                    trie: self.trie,
+                    node: 0,
+                    base,
+                    slots: &mut self.raw.slots,
+                })?,
+                TopKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    ignore_non_objects!();
+}
+
+/// A struct level inside `minValues`/`maxValues`/`nullCount`.
+struct NodeSeed<'t, 's, 'a> {
+    trie: &'t PathTrie,
+    node: usize,
+    /// Offset of this section in `slots`.
+    base: usize,
+    slots: &'s mut [Option<&'a RawValue>],
+}
+
+impl<'de, 't, 's> DeserializeSeed<'de> for NodeSeed<'t, 's, 'de> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, 't, 's> Visitor<'de> for NodeSeed<'t, 's, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a stats struct")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Self {
+            trie,
+            node,
+            base,
+            slots,
+        } = self;
+        let mut cursor = 0;
+        while let Some(target) =
+            map.next_key_seed(KeySeed(|k: &str| trie.lookup(node, k, &mut cursor)))?
+        {
+            match target {
+                Some(Target::Leaf(i)) => slots[base + i] = Some(map.next_value()?),
+                Some(Target::Node(child)) => map.next_value_seed(NodeSeed {
+                    trie,
+                    node: child,
+                    base,
+                    slots: &mut *slots,
+                })?,
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    ignore_non_objects!();
+}
+
+
+/// Deserializes an object key as a borrowed (or, when escaped, transient)
+/// `&str` and maps it without allocating.
+struct KeySeed<F>(F);
+
+impl<'de, R, F: FnOnce(&str) -> R> DeserializeSeed<'de> for KeySeed<F> {
+    type Value = R;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<R, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de, R, F: FnOnce(&str) -> R> Visitor<'de> for KeySeed<F> {
+    type Value = R;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<R, E> {
+        Ok((self.0)(v))
+    }
+}
