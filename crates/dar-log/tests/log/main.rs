@@ -1,0 +1,12 @@
+//! Integration tests of dar-log: every shared test table, DAT expectations,
+//! bad inputs, time travel, refresh and randomized histories.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests"
+)]
+
+mod common;
+mod dat;
+mod tables;
