@@ -17,7 +17,9 @@ use object_store::path::Path;
 use crate::actions::{DvDescriptor, Metadata};
 use crate::add_columns::{AddColumns, DvColumns};
 use crate::error::{LogError, Result};
-use crate::schema::{ColumnMappingMode, StructType};
+use crate::partition::{PartitionColumn, PartitionValuesBuilder};
+use crate::schema::{ColumnMappingMode, StatsColumnsConfig, StructType};
+use crate::stats::{FileStats, StatsBuilder};
 
 /// The active files of a snapshot, column by column.
 #[derive(Debug, Clone)]
@@ -30,6 +32,12 @@ pub struct FileIndex {
     pub size: Int64Array,
     /// Modification time, ms since the epoch.
     pub modification_time: Int64Array,
+    /// The partition columns, in `metaData.partitionColumns` order.
+    pub partition_columns: Vec<PartitionColumn>,
+    /// One typed array per partition column (same order).
+    pub partition_values: Vec<ArrayRef>,
+    /// `numRecords`, `tightBounds` and per-leaf min / max / null count.
+    pub stats: FileStats,
     /// Deletion-vector descriptor fields (null: no DV).
     pub dv: DvColumns,
 }
@@ -66,17 +74,59 @@ pub fn resolve_path(root: &Path, raw: &str) -> Result<Path> {
     Ok(rel.parts().fold(root.clone(), |p, part| p.join(part)))
 }
 
+/// Typed partition values of one batch: `partitionValues_parsed` when the
+/// checkpoint has it (no text parsing), else the `partitionValues` map.
+fn typed_partitions(b: &mut PartitionValuesBuilder, batch: &AddColumns) -> Result<()> {
+    if b.columns().is_empty() {
+        // Keep row alignment: the builder yields no arrays at all.
+        return Ok(());
+    }
+    if let Some(parsed) = &batch.partition_values_parsed
+        && b.extend_parsed(parsed).is_ok()
+    {
+        return Ok(());
+    }
+    b.extend_map(&batch.partition_values, |i| batch.path.value(i).to_string())
+}
+
+/// Typed stats of one batch: `stats_parsed` when every file that has stats
+/// has them there, else the JSON strings.
+fn typed_stats(b: &mut StatsBuilder, batch: &AddColumns) -> Result<()> {
+    if let Some(parsed) = &batch.stats_parsed {
+        let json_only = (0..batch.len()).any(|i| parsed.is_null(i) && batch.stats.is_valid(i));
+        if !json_only {
+            return b.extend_parsed(parsed);
+        }
+    }
+    for i in 0..batch.len() {
+        b.push_json(batch.stats.is_valid(i).then(|| batch.stats.value(i)));
+    }
+    Ok(())
+}
+
 impl FileIndex {
     /// Build from the raw live adds of a replay.
     pub fn build(
         root: &Path,
-        _schema: &StructType,
-        _mapping: ColumnMappingMode,
-        _metadata: &Metadata,
+        schema: &StructType,
+        mapping: ColumnMappingMode,
+        metadata: &Metadata,
         adds: &[AddColumns],
     ) -> Result<Self> {
+        let n: usize = adds.iter().map(AddColumns::len).sum();
+        let columns = PartitionColumn::resolve_all(schema, &metadata.partition_columns, mapping)?;
+        let mut partitions = PartitionValuesBuilder::with_capacity(columns.clone(), n);
+        let config = StatsColumnsConfig::from_configuration(&metadata.configuration)?;
+        let leaves = schema.stats_columns(mapping, &metadata.partition_columns, &config)?;
+        let mut stats = StatsBuilder::with_capacity(leaves, n);
+        for batch in adds {
+            typed_partitions(&mut partitions, batch)?;
+            typed_stats(&mut stats, batch)?;
+        }
+        let partition_values = partitions.finish()?;
+        let stats = stats.finish()?;
         if adds.is_empty() {
-            return Ok(Self::empty());
+            return Ok(Self::empty(columns, partition_values, stats));
         }
         macro_rules! col {
             ($($f:ident).+, $conv:expr) => {{
@@ -95,6 +145,9 @@ impl FileIndex {
         }
         Ok(Self {
             object_path: object_path.finish(),
+            partition_columns: columns,
+            partition_values,
+            stats,
             path,
             size: col!(size, |c: &ArrayRef| c.as_primitive().clone()),
             modification_time: col!(modification_time, |c: &ArrayRef| c.as_primitive().clone()),
@@ -110,8 +163,15 @@ impl FileIndex {
         })
     }
 
-    fn empty() -> Self {
+    fn empty(
+        partition_columns: Vec<PartitionColumn>,
+        partition_values: Vec<ArrayRef>,
+        stats: FileStats,
+    ) -> Self {
         Self {
+            partition_columns,
+            partition_values,
+            stats,
             path: StringArray::new_null(0),
             object_path: StringArray::new_null(0),
             size: Int64Array::new_null(0),
@@ -174,8 +234,37 @@ impl FileIndex {
             Arc::new(self.dv.size_in_bytes.clone()),
             Arc::new(self.dv.cardinality.clone()),
         ];
-        fields.shrink_to_fit();
-        columns.shrink_to_fit();
+        for (c, a) in self.partition_columns.iter().zip(&self.partition_values) {
+            fields.push(Field::new(
+                format!("partition.{}", c.name),
+                a.data_type().clone(),
+                true,
+            ));
+            columns.push(Arc::clone(a));
+        }
+        fields.push(Field::new("num_records", DataType::Int64, true));
+        columns.push(Arc::new(self.stats.num_records.clone()));
+        fields.push(Field::new("tight_bounds", DataType::Boolean, true));
+        columns.push(Arc::new(self.stats.tight_bounds.clone()));
+        for c in &self.stats.columns {
+            let name = c.column.logical_name();
+            for (kind, a) in [("min", &c.min_values), ("max", &c.max_values)] {
+                if let Some(a) = a {
+                    fields.push(Field::new(
+                        format!("{kind}.{name}"),
+                        a.data_type().clone(),
+                        true,
+                    ));
+                    columns.push(Arc::clone(a));
+                }
+            }
+            fields.push(Field::new(
+                format!("null_count.{name}"),
+                DataType::Int64,
+                true,
+            ));
+            columns.push(Arc::new(c.null_count.clone()));
+        }
         RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(|e| LogError::arrow("file index batch", e))
     }

@@ -9,4 +9,5 @@
 
 mod common;
 mod dat;
+mod file_index;
 mod tables;
