@@ -1,0 +1,238 @@
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type,
+    TimestampMicrosecondType,
+};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, Int32Array, Int64Array, StringArray,
+    StructArray,
+};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType as A, Field, Fields};
+use serde_json::json;
+
+use super::*;
+use crate::schema::{ColumnMappingMode, StatsColumnsConfig, StructType};
+
+fn columns(fields: serde_json::Value) -> Vec<StatsColumn> {
+    let schema =
+        StructType::from_json(&json!({"type": "struct", "fields": fields}).to_string()).unwrap();
+    schema
+        .stats_columns(ColumnMappingMode::None, &[], &StatsColumnsConfig::default().with_num_indexed_cols(-1))
+        .unwrap()
+}
+
+fn all_types() -> Vec<StatsColumn> {
+    columns(json!([
+        {"name": "i", "type": "integer"},
+        {"name": "f", "type": "float"},
+        {"name": "d", "type": "double"},
+        {"name": "dec", "type": "decimal(20,10)"},
+        {"name": "s", "type": "string"},
+        {"name": "date", "type": "date"},
+        {"name": "ts", "type": "timestamp"},
+        {"name": "ntz", "type": "timestamp_ntz"},
+        {"name": "b", "type": "boolean"},
+        {"name": "n", "type": {"type": "struct", "fields": [{"name": "x", "type": "long"}]}},
+    ]))
+}
+
+fn min(stats: &FileStats, name: &str) -> ArrayRef {
+    stats.column(name).unwrap().min_values.clone().unwrap()
+}
+
+fn max(stats: &FileStats, name: &str) -> ArrayRef {
+    stats.column(name).unwrap().max_values.clone().unwrap()
+}
+
+#[test]
+fn json_stats_into_typed_columns() {
+    let mut b = StatsBuilder::new(all_types());
+    b.push_json(Some(
+        r#"{"numRecords":4,"minValues":{"i":-1,"f":1.5,"d":"NaN","dec":-9999999999.9999999999,
+        "s":"a\"\u00e9","date":"2023-01-15","ts":"2023-05-31T11:58:33.633-07:00",
+        "ntz":"2023-06-15T12:30:00.000","n":{"x":10},"extra":{"deep":[1,2]}},
+        "maxValues":{"i":7,"f":3.14,"d":1E+300,"dec":0E-10,"s":"zz","date":"2024-06-15",
+        "ts":"2024-12-25T00:00:00.000Z","ntz":"2024-12-25T00:00:00.000","n":{"x":50}},
+        "nullCount":{"i":0,"f":1,"d":2,"dec":0,"s":0,"date":0,"ts":0,"ntz":0,"b":3,"n":{"x":4}},
+        "tightBounds":false}"#,
+    ));
+    b.push_json(None);
+    b.push_json(Some(r#"{"numRecords":0}"#));
+    let stats = b.finish().unwrap();
+    assert_eq!(stats.len(), 3);
+    assert_eq!(stats.num_records.iter().collect::<Vec<_>>(), [Some(4), None, Some(0)]);
+    assert_eq!(stats.tight_bounds.iter().collect::<Vec<_>>(), [Some(false), None, Some(true)]);
+
+    assert_eq!(min(&stats, "i").as_primitive::<Int32Type>().iter().collect::<Vec<_>>(), [Some(-1), None, None]);
+    assert_eq!(max(&stats, "f").as_primitive::<Float32Type>().value(0), 3.14f32);
+    assert!(min(&stats, "d").is_null(0), "\"NaN\" is no bound");
+    assert_eq!(max(&stats, "d").as_primitive::<Float64Type>().value(0), 1e300);
+    let dec = min(&stats, "dec");
+    assert_eq!(dec.data_type(), &A::Decimal128(20, 10));
+    assert_eq!(dec.as_primitive::<Decimal128Type>().value(0), -99_999_999_999_999_999_999);
+    assert_eq!(max(&stats, "dec").as_primitive::<Decimal128Type>().value(0), 0);
+    assert_eq!(min(&stats, "s").as_string::<i32>().value(0), "a\"é");
+    assert_eq!(min(&stats, "date").as_primitive::<Date32Type>().value(0), 19_372);
+    let ts = min(&stats, "ts");
+    assert_eq!(ts.data_type(), &A::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())));
+    assert_eq!(ts.as_primitive::<TimestampMicrosecondType>().value(0), 1_685_559_513_633_000);
+    assert_eq!(min(&stats, "ntz").as_primitive::<TimestampMicrosecondType>().value(0), 1_686_832_200_000_000);
+    assert_eq!(max(&stats, "n.x").as_primitive::<Int64Type>().value(0), 50);
+
+    let b = stats.column("b").unwrap();
+    assert!(b.min_values.is_none() && b.max_values.is_none());
+    assert_eq!(b.null_count.iter().collect::<Vec<_>>(), [Some(3), None, None]);
+    assert_eq!(stats.column("n.x").unwrap().null_count.value(0), 4);
+    assert!(stats.columns.iter().all(|c| c.invalid == 0));
+    assert_eq!(stats.malformed, 0);
+}
+
+#[test]
+fn stats_in_an_old_type_become_null_and_are_counted() {
+    // After widening: a long column whose stats were written as something else,
+    // a timestamp_ntz column with date stats (cast up), an int with a decimal.
+    let cols = columns(json!([
+        {"name": "l", "type": "long"},
+        {"name": "ntz", "type": "timestamp_ntz"},
+        {"name": "dec", "type": "decimal(4,1)"},
+        {"name": "s", "type": "string"},
+        {"name": "date", "type": "date"},
+    ]));
+    let mut b = StatsBuilder::new(cols);
+    b.push_json(Some(
+        r#"{"minValues":{"l":1.5,"ntz":"2023-01-15","dec":12,"s":5,"date":"2023-01-15T00:00:00.000Z"},
+            "maxValues":{"l":"7","ntz":"2023-01-15T00:00:00Z","dec":123.45,"s":{"x":1},"date":[1]},
+            "nullCount":{"l":-1,"ntz":"x","dec":null,"s":1.0}}"#,
+    ));
+    let stats = b.finish().unwrap();
+    let invalid: Vec<usize> = stats.columns.iter().map(|c| c.invalid).collect();
+    assert_eq!(invalid, [2, 2, 1, 3, 2]);
+    assert!(min(&stats, "l").is_null(0) && max(&stats, "l").is_null(0));
+    assert_eq!(min(&stats, "ntz").as_primitive::<TimestampMicrosecondType>().value(0), 1_673_740_800_000_000);
+    assert!(max(&stats, "ntz").is_null(0), "a zone on timestamp_ntz is not that type");
+    assert_eq!(min(&stats, "dec").as_primitive::<Decimal128Type>().value(0), 120);
+    assert!(max(&stats, "dec").is_null(0), "123.45 does not fit decimal(4,1)");
+    assert_eq!(stats.column("l").unwrap().null_count.value(0), -1);
+    assert!(stats.column("ntz").unwrap().null_count.is_null(0));
+}
+
+#[test]
+fn malformed_json_means_no_stats() {
+    let mut b = StatsBuilder::new(all_types());
+    for text in [r#"{"numRecords":1,"minValues":{"i":1"#, "nope", r#"{"a":1} trailing"#] {
+        b.push_json(Some(text));
+    }
+    b.push_json(Some("[1,2]"));
+    b.push_json(Some("null"));
+    let stats = b.finish().unwrap();
+    assert_eq!(stats.malformed, 3);
+    assert_eq!(stats.len(), 5);
+    assert_eq!(stats.num_records.null_count(), 5);
+    assert!(min(&stats, "i").is_null(0));
+    // A non-object stats value is well-formed JSON without any stats.
+    assert_eq!(stats.tight_bounds.iter().collect::<Vec<_>>(), [None, None, None, Some(true), Some(true)]);
+}
+
+#[test]
+fn duplicate_and_reordered_keys() {
+    let cols = columns(json!([{"name": "a", "type": "long"}, {"name": "b", "type": "long"}]));
+    let mut b = StatsBuilder::new(cols);
+    b.push_json(Some(r#"{"minValues":{"b":2,"a":1,"a":3},"maxValues":{"\u0061":9}}"#));
+    let stats = b.finish().unwrap();
+    assert_eq!(min(&stats, "a").as_primitive::<Int64Type>().value(0), 3, "last duplicate wins, as in serde");
+    assert_eq!(min(&stats, "b").as_primitive::<Int64Type>().value(0), 2);
+    assert_eq!(max(&stats, "a").as_primitive::<Int64Type>().value(0), 9, "escaped keys match");
+}
+
+fn struct_of(fields: Vec<(&str, ArrayRef)>, nulls: Option<NullBuffer>) -> ArrayRef {
+    let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = fields
+        .into_iter()
+        .map(|(n, a)| (Field::new(n, a.data_type().clone(), true), a))
+        .unzip();
+    Arc::new(StructArray::new(Fields::from(fields), arrays, nulls))
+}
+
+#[test]
+fn stats_parsed_structs_are_cast_up() {
+    let cols = columns(json!([
+        {"name": "l", "type": "long"},
+        {"name": "d", "type": "date"},
+        {"name": "ts", "type": "timestamp"},
+        {"name": "x", "type": "double"},
+        {"name": "s", "type": "string"},
+        {"name": "nested", "type": {"type": "struct", "fields": [{"name": "y", "type": "integer"}]}},
+    ]));
+    let mins = struct_of(
+        vec![
+            ("l", Arc::new(Int32Array::from(vec![Some(1), Some(2), None]))),
+            ("d", Arc::new(Int32Array::from(vec![10, 11, 12]))),
+            ("ts", Arc::new(Int64Array::from(vec![1_000_000, 2, 3]))),
+            ("x", Arc::new(Float64Array::from(vec![f64::NAN, 1.5, 2.5]))),
+            ("s", Arc::new(Int32Array::from(vec![1, 2, 3]))),
+            ("nested", struct_of(vec![("y", Arc::new(Int32Array::from(vec![5, 6, 7])))], Some(NullBuffer::from(vec![true, false, true])))),
+        ],
+        None,
+    );
+    let maxs = struct_of(vec![("D", Arc::new(Date32Array::from(vec![20, 21, 22])))], None);
+    let null_counts = struct_of(vec![("l", Arc::new(Int32Array::from(vec![0, 1, 2])))], None);
+    let stats_parsed = StructArray::new(
+        Fields::from(vec![
+            Field::new("numRecords", A::Int64, true),
+            Field::new("minValues", mins.data_type().clone(), true),
+            Field::new("maxValues", maxs.data_type().clone(), true),
+            Field::new("nullCount", null_counts.data_type().clone(), true),
+            Field::new("tightBounds", A::Boolean, true),
+        ]),
+        vec![
+            Arc::new(Int64Array::from(vec![10, 20, 30])),
+            mins,
+            maxs,
+            null_counts,
+            Arc::new(BooleanArray::from(vec![None, Some(false), Some(false)])),
+        ],
+        Some(NullBuffer::from(vec![true, true, false])),
+    );
+    let mut b = StatsBuilder::new(cols);
+    b.push_json(Some(r#"{"numRecords":1,"minValues":{"l":100}}"#));
+    b.extend_parsed(&stats_parsed).unwrap();
+    b.push_json(Some(r#"{"numRecords":2}"#));
+    let stats = b.finish().unwrap();
+    assert_eq!(stats.num_records.iter().collect::<Vec<_>>(), [Some(1), Some(10), Some(20), None, Some(2)]);
+    assert_eq!(stats.tight_bounds.iter().collect::<Vec<_>>(), [Some(true), Some(true), Some(false), None, Some(true)]);
+    assert_eq!(min(&stats, "l").as_primitive::<Int64Type>().iter().collect::<Vec<_>>(), [Some(100), Some(1), Some(2), None, None]);
+    assert_eq!(min(&stats, "d").as_primitive::<Date32Type>().iter().collect::<Vec<_>>(), [None, Some(10), Some(11), None, None]);
+    assert_eq!(max(&stats, "d").as_primitive::<Date32Type>().iter().collect::<Vec<_>>(), [None, Some(20), Some(21), None, None]);
+    assert_eq!(min(&stats, "ts").as_primitive::<TimestampMicrosecondType>().value(1), 1_000_000);
+    assert_eq!(min(&stats, "ts").data_type(), &A::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())));
+    assert_eq!(min(&stats, "x").as_primitive::<Float64Type>().iter().collect::<Vec<_>>(), [None, None, Some(1.5), None, None]);
+    assert_eq!(min(&stats, "nested.y").as_primitive::<Int32Type>().iter().collect::<Vec<_>>(), [None, Some(5), None, None, None]);
+    assert_eq!(stats.column("l").unwrap().null_count.iter().collect::<Vec<_>>(), [None, Some(0), Some(1), None, None]);
+    // Int32 cast to Utf8 works in Arrow, so a string column takes "1", "2".
+    assert_eq!(min(&stats, "s").as_string::<i32>().value(1), "1");
+    assert!(stats.columns.iter().all(|c| c.invalid == 0));
+
+    // A leaf whose type cannot be cast is null and counted.
+    let cols = columns(json!([{"name": "d", "type": "date"}]));
+    let bad = StructArray::new(
+        Fields::from(vec![Field::new("minValues", A::Struct(Fields::from(vec![Field::new("d", A::Utf8, true)])), true)]),
+        vec![struct_of(vec![("d", Arc::new(StringArray::from(vec![Some("nope"), None])))], None)],
+        None,
+    );
+    let mut b = StatsBuilder::new(cols);
+    b.extend_parsed(&bad).unwrap();
+    let stats = b.finish().unwrap();
+    assert_eq!(stats.column("d").unwrap().invalid, 1);
+    assert_eq!(min(&stats, "d").null_count(), 2);
+    assert_eq!(stats.tight_bounds.iter().collect::<Vec<_>>(), [Some(true), Some(true)]);
+}
+
+#[test]
+fn empty_builder_finishes_typed_and_empty() {
+    let stats = StatsBuilder::new(all_types()).finish().unwrap();
+    assert!(stats.is_empty());
+    assert_eq!(min(&stats, "dec").data_type(), &A::Decimal128(20, 10));
+    assert_eq!(stats.column("b").unwrap().null_count.len(), 0);
+}
