@@ -252,6 +252,17 @@ async fn read_parquet_file(
         })
         .map(|(i, _)| i)
         .collect();
+    for root in NON_FILE_ROOTS.iter().chain(&["add"]) {
+        if let Ok(f) = builder.schema().field_with_name(root)
+            && !matches!(f.data_type(), DataType::Struct(_))
+        {
+            return Err(schema_err(
+                &path,
+                root,
+                format!("expected a struct, found {}", f.data_type()),
+            ));
+        }
+    }
     let has_add = builder.schema().field_with_name("add").is_ok();
     if adds_only && !has_add {
         return Err(LogError::CheckpointSchema {

@@ -7,7 +7,9 @@
     reason = "tests"
 )]
 
+mod bad_input;
 mod common;
 mod dat;
 mod file_index;
 mod tables;
+mod writer;
