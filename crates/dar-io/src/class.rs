@@ -107,12 +107,18 @@ mod tests {
                 "t/_delta_log/00000000000000000010.checkpoint.0000000001.0000000002.parquet",
                 ObjectClass::Checkpoint,
             ),
-            ("t/_delta_log/_sidecars/abc.parquet", ObjectClass::Checkpoint),
+            (
+                "t/_delta_log/_sidecars/abc.parquet",
+                ObjectClass::Checkpoint,
+            ),
             (
                 "t/deletion_vector_0f9e2b3c-aaaa-bbbb-cccc-000000000000.bin",
                 ObjectClass::DeletionVector,
             ),
-            ("t/part=1/part-00000-abc.snappy.parquet", ObjectClass::PageData),
+            (
+                "t/part=1/part-00000-abc.snappy.parquet",
+                ObjectClass::PageData,
+            ),
             ("t/readme.txt", ObjectClass::Other),
             ("t/json/x.json", ObjectClass::Other),
         ];

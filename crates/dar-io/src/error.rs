@@ -21,7 +21,9 @@ pub enum Error {
     },
 
     /// The URI scheme is not one `dar-io` knows.
-    #[error("unsupported URI scheme '{scheme}' in '{uri}' (expected a path, file://, s3://, memory://, az://, abfss://, gs://)")]
+    #[error(
+        "unsupported URI scheme '{scheme}' in '{uri}' (expected a path, file://, s3://, memory://, az://, abfss://, gs://)"
+    )]
     UnsupportedScheme {
         /// The URI, redacted.
         uri: String,

@@ -260,7 +260,8 @@ impl Recorder {
         }
         self.done = true;
         let total = self.start.elapsed();
-        self.metrics.finish(self.class, self.bytes, self.ttfb, total);
+        self.metrics
+            .finish(self.class, self.bytes, self.ttfb, total);
         if failed {
             self.metrics.error(self.class);
         } else if let Some(cost) = &self.cost {
@@ -338,7 +339,8 @@ impl<T: ObjectStore> ObjectStore for MeteredStore<T> {
         let result = match self.inner.get_opts(location, options).await {
             Ok(r) => r,
             Err(e) => {
-                self.metrics.finish(class, 0, start.elapsed(), start.elapsed());
+                self.metrics
+                    .finish(class, 0, start.elapsed(), start.elapsed());
                 self.metrics.error(class);
                 return Err(e);
             }

@@ -151,10 +151,7 @@ fn choose(segments: &[Range<u64>], needed: u64, params: &CostParams) -> Choice {
     if segments.is_empty() {
         return (Vec::new(), Vec::new(), 0.0);
     }
-    let gaps: Vec<u64> = segments
-        .windows(2)
-        .map(|w| w[1].start - w[0].end)
-        .collect();
+    let gaps: Vec<u64> = segments.windows(2).map(|w| w[1].start - w[0].end).collect();
     let mut order: Vec<usize> = (0..gaps.len()).collect();
     order.sort_unstable_by_key(|&i| (gaps[i], i));
     let cap = params.max_amplification.max(1.0);

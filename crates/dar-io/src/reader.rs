@@ -263,10 +263,10 @@ impl ParquetReader {
             version: self.version.clone(),
         };
         let cached = self.cache.as_ref().and_then(|c| c.get(&key));
-        if let Some(c) = &cached {
-            if c.page_index_loaded || !want_index {
-                return Ok(Arc::clone(&c.metadata));
-            }
+        if let Some(c) = &cached
+            && (c.page_index_loaded || !want_index)
+        {
+            return Ok(Arc::clone(&c.metadata));
         }
         let metadata = match cached {
             // Footer cached without page indexes: add them.
@@ -281,10 +281,7 @@ impl ParquetReader {
                 r.finish().map_err(|e| self.parquet_err(e))?
             }
             None if size <= self.whole_threshold => {
-                let whole = self
-                    .fetcher
-                    .fetch(0..size, ObjectClass::Footer)
-                    .await?;
+                let whole = self.fetcher.fetch(0..size, ObjectClass::Footer).await?;
                 self.whole = Some(whole.clone());
                 ParquetMetaDataReader::new()
                     .with_arrow_reader_options(options)
@@ -342,8 +339,10 @@ impl ParquetReader {
                 .map(|r| whole.slice(r.start as usize..r.end as usize))
                 .collect());
         }
-        let served: Option<Vec<Bytes>> =
-            ranges.iter().map(|r| from_buffers(&self.buffers, r)).collect();
+        let served: Option<Vec<Bytes>> = ranges
+            .iter()
+            .map(|r| from_buffers(&self.buffers, r))
+            .collect();
         if let Some(all) = served {
             return Ok(all);
         }
@@ -407,6 +406,11 @@ impl AsyncFileReader for ParquetReader {
         &'a mut self,
         options: Option<&'a ArrowReaderOptions>,
     ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
-        async move { self.load_metadata(options).await.map_err(Error::into_parquet) }.boxed()
+        async move {
+            self.load_metadata(options)
+                .await
+                .map_err(Error::into_parquet)
+        }
+        .boxed()
     }
 }

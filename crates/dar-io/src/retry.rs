@@ -81,7 +81,9 @@ impl RetryPolicy {
     }
 
     fn backoff(&self, attempt: u32) -> Duration {
-        let factor = 1u32.checked_shl(attempt.saturating_sub(1)).unwrap_or(u32::MAX);
+        let factor = 1u32
+            .checked_shl(attempt.saturating_sub(1))
+            .unwrap_or(u32::MAX);
         self.initial_backoff
             .checked_mul(factor)
             .unwrap_or(self.max_backoff)
@@ -154,7 +156,9 @@ impl<T: ObjectStore> RetryStore<T> {
             });
         }
         Ok(GetResult {
-            payload: GetResultPayload::Stream(futures::stream::once(async move { Ok(body) }).boxed()),
+            payload: GetResultPayload::Stream(
+                futures::stream::once(async move { Ok(body) }).boxed(),
+            ),
             meta,
             range,
             attributes,

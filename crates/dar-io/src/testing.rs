@@ -156,7 +156,9 @@ impl<T: ObjectStore> ObjectStore for FaultStore<T> {
         match self.next_fault() {
             None => self.inner.get_opts(location, options).await,
             Some(Fault::ConnectionReset) => Err(generic("connection reset by peer")),
-            Some(Fault::ServiceUnavailable) => Err(generic("HTTP 503 Service Unavailable: SlowDown")),
+            Some(Fault::ServiceUnavailable) => {
+                Err(generic("HTTP 503 Service Unavailable: SlowDown"))
+            }
             Some(Fault::Slow(d)) => {
                 tokio::time::sleep(d).await;
                 self.inner.get_opts(location, options).await

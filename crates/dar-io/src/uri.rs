@@ -338,7 +338,9 @@ impl TableStoreBuilder {
         if let Some(r) = &self.http_retry {
             b = b.with_retry(r.clone());
         }
-        let s3 = b.build().map_err(|source| Error::BuildStore { uri, source })?;
+        let s3 = b
+            .build()
+            .map_err(|source| Error::BuildStore { uri, source })?;
         Ok(Arc::new(s3))
     }
 
@@ -360,17 +362,21 @@ impl TableStoreBuilder {
             }
         }
         for (k, v) in self.options.iter() {
-            let key = k.parse::<AzureConfigKey>().map_err(|_| Error::UnknownOption {
-                key: k.to_string(),
-                backend: "azure",
-            })?;
+            let key = k
+                .parse::<AzureConfigKey>()
+                .map_err(|_| Error::UnknownOption {
+                    key: k.to_string(),
+                    backend: "azure",
+                })?;
             b = b.with_config(key, v);
         }
         b = b.with_url(loc.raw.clone());
         if let Some(r) = &self.http_retry {
             b = b.with_retry(r.clone());
         }
-        let s = b.build().map_err(|source| Error::BuildStore { uri, source })?;
+        let s = b
+            .build()
+            .map_err(|source| Error::BuildStore { uri, source })?;
         Ok(Arc::new(s))
     }
 
@@ -392,17 +398,21 @@ impl TableStoreBuilder {
             }
         }
         for (k, v) in self.options.iter() {
-            let key = k.parse::<GoogleConfigKey>().map_err(|_| Error::UnknownOption {
-                key: k.to_string(),
-                backend: "gcs",
-            })?;
+            let key = k
+                .parse::<GoogleConfigKey>()
+                .map_err(|_| Error::UnknownOption {
+                    key: k.to_string(),
+                    backend: "gcs",
+                })?;
             b = b.with_config(key, v);
         }
         b = b.with_bucket_name(loc.bucket.clone());
         if let Some(r) = &self.http_retry {
             b = b.with_retry(r.clone());
         }
-        let s = b.build().map_err(|source| Error::BuildStore { uri, source })?;
+        let s = b
+            .build()
+            .map_err(|source| Error::BuildStore { uri, source })?;
         Ok(Arc::new(s))
     }
 
@@ -444,9 +454,8 @@ fn parse_location(uri: &str) -> Result<Location> {
     }
     let url = Url::parse(uri).map_err(|e| invalid(uri, e.to_string()))?;
     let redacted = Url::parse(&redact_uri(uri)).map_err(|e| invalid(uri, e.to_string()))?;
-    let url_root = |url: &Url| {
-        Path::from_url_path(url.path()).map_err(|e| invalid(uri, e.to_string()))
-    };
+    let url_root =
+        |url: &Url| Path::from_url_path(url.path()).map_err(|e| invalid(uri, e.to_string()));
     match url.scheme() {
         "file" => {
             let p = url
@@ -457,7 +466,8 @@ fn parse_location(uri: &str) -> Result<Location> {
         "memory" => {
             let mut parts: Vec<&str> = url.host_str().into_iter().collect();
             parts.extend(url.path().split('/').filter(|s| !s.is_empty()));
-            let root = Path::from_url_path(parts.join("/")).map_err(|e| invalid(uri, e.to_string()))?;
+            let root =
+                Path::from_url_path(parts.join("/")).map_err(|e| invalid(uri, e.to_string()))?;
             Ok(Location {
                 backend: Backend::Memory,
                 url: redacted,

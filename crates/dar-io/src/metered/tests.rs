@@ -51,7 +51,11 @@ async fn known_access_pattern_gives_exact_counts() {
     // other: missing object is an error.
     assert!(store.get(&Path::from("t/missing.txt")).await.is_err());
     // listing and a write.
-    let _: Vec<_> = store.list(Some(&Path::from("t"))).try_collect().await.unwrap();
+    let _: Vec<_> = store
+        .list(Some(&Path::from("t")))
+        .try_collect()
+        .await
+        .unwrap();
     store
         .put(&Path::from("t/new.txt"), PutPayload::from_static(b"x"))
         .await
@@ -59,18 +63,36 @@ async fn known_access_pattern_gives_exact_counts() {
 
     let s = store.metrics().snapshot();
     let c = |c| s.class(c);
-    assert_eq!((c(ObjectClass::Log).requests, c(ObjectClass::Log).bytes), (2, 1000));
     assert_eq!(
-        (c(ObjectClass::Checkpoint).requests, c(ObjectClass::Checkpoint).bytes),
+        (c(ObjectClass::Log).requests, c(ObjectClass::Log).bytes),
+        (2, 1000)
+    );
+    assert_eq!(
+        (
+            c(ObjectClass::Checkpoint).requests,
+            c(ObjectClass::Checkpoint).bytes
+        ),
         (1, 100)
     );
     assert_eq!(
-        (c(ObjectClass::PageData).requests, c(ObjectClass::PageData).bytes),
+        (
+            c(ObjectClass::PageData).requests,
+            c(ObjectClass::PageData).bytes
+        ),
         (2, 210)
     );
-    assert_eq!((c(ObjectClass::Footer).requests, c(ObjectClass::Footer).bytes), (1, 100));
     assert_eq!(
-        (c(ObjectClass::DeletionVector).requests, c(ObjectClass::DeletionVector).bytes),
+        (
+            c(ObjectClass::Footer).requests,
+            c(ObjectClass::Footer).bytes
+        ),
+        (1, 100)
+    );
+    assert_eq!(
+        (
+            c(ObjectClass::DeletionVector).requests,
+            c(ObjectClass::DeletionVector).bytes
+        ),
         (1, 40)
     );
     assert_eq!(

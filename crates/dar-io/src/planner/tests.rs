@@ -1,3 +1,8 @@
+#![allow(
+    clippy::single_range_in_vec_init,
+    reason = "lists of one range are test data"
+)]
+
 use proptest::prelude::*;
 
 use super::*;
@@ -34,7 +39,13 @@ fn adjacent_ranges_become_one_request() {
     let needed = [0..100, 100..250, 250..1000];
     let p = plan_ranges(&needed, &remote()).unwrap();
     assert_eq!(p.fetches, vec![0..1000]);
-    assert_eq!(p.slices[1], vec![FetchSlice { fetch: 0, range: 100..250 }]);
+    assert_eq!(
+        p.slices[1],
+        vec![FetchSlice {
+            fetch: 0,
+            range: 100..250
+        }]
+    );
 }
 
 #[test]
@@ -71,7 +82,11 @@ fn many_tiny_ranges_are_merged_into_a_few_requests() {
     let needed: Vec<_> = (0..2000).map(|i| i * KB..i * KB + 100).collect();
     let p = plan_ranges(&needed, &remote().with_max_amplification(20.0)).unwrap();
     assert!(p.fetches.len() <= 16, "{} fetches", p.fetches.len());
-    assert!(p.estimated < Duration::from_millis(120), "{:?}", p.estimated);
+    assert!(
+        p.estimated < Duration::from_millis(120),
+        "{:?}",
+        p.estimated
+    );
     check_cover(&needed, &p);
 }
 
@@ -125,7 +140,17 @@ fn reversed_range_is_an_error() {
 fn assemble_rejects_short_buffers() {
     let p = plan_ranges(&[0..10], &remote()).unwrap();
     let err = p.assemble(&[Bytes::from_static(b"short")]).unwrap_err();
-    assert!(matches!(err, Error::Truncated { expected: 10, actual: 5, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Truncated {
+                expected: 10,
+                actual: 5,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -144,7 +169,11 @@ fn estimate_time_counts_rounds() {
 fn check_cover(needed: &[Range<u64>], p: &RangePlan) {
     assert_eq!(p.slices.len(), needed.len());
     for w in p.fetches.windows(2) {
-        assert!(w[0].end <= w[1].start, "overlapping fetches {:?}", p.fetches);
+        assert!(
+            w[0].end <= w[1].start,
+            "overlapping fetches {:?}",
+            p.fetches
+        );
     }
     for (r, parts) in needed.iter().zip(&p.slices) {
         let mut pos = r.start;
@@ -152,7 +181,11 @@ fn check_cover(needed: &[Range<u64>], p: &RangePlan) {
             let f = &p.fetches[s.fetch];
             assert!(s.range.start < s.range.end, "empty slice");
             assert!(s.range.end as u64 <= f.end - f.start);
-            assert_eq!(f.start + s.range.start as u64, pos, "gap or overlap in {r:?}");
+            assert_eq!(
+                f.start + s.range.start as u64,
+                pos,
+                "gap or overlap in {r:?}"
+            );
             pos = f.start + s.range.end as u64;
         }
         if r.start < r.end {
@@ -165,7 +198,12 @@ fn check_cover(needed: &[Range<u64>], p: &RangePlan) {
     let buffers: Vec<Bytes> = p
         .fetches
         .iter()
-        .map(|f| (f.start..f.end).map(|o| (o % 251) as u8).collect::<Vec<_>>().into())
+        .map(|f| {
+            (f.start..f.end)
+                .map(|o| (o % 251) as u8)
+                .collect::<Vec<_>>()
+                .into()
+        })
         .collect();
     let out = p.assemble(&buffers).unwrap();
     for (r, b) in needed.iter().zip(out) {
@@ -175,16 +213,21 @@ fn check_cover(needed: &[Range<u64>], p: &RangePlan) {
 }
 
 fn arb_params() -> impl Strategy<Value = CostParams> {
-    (0u64..200, 1u64..1000, 1usize..32, 1.0f64..8.0, 1u64..100_000).prop_map(
-        |(lat_ms, mbps, conc, cap, split)| {
+    (
+        0u64..200,
+        1u64..1000,
+        1usize..32,
+        1.0f64..8.0,
+        1u64..100_000,
+    )
+        .prop_map(|(lat_ms, mbps, conc, cap, split)| {
             CostParams::remote()
                 .with_request_latency(Duration::from_millis(lat_ms))
                 .with_bandwidth(mbps as f64 * 1e6)
                 .with_max_concurrency(conc)
                 .with_max_amplification(cap)
                 .with_min_split_bytes(split)
-        },
-    )
+        })
 }
 
 proptest! {

@@ -9,12 +9,17 @@ fn no_env(b: TableStoreBuilder) -> TableStoreBuilder {
 
 #[test]
 fn relative_and_absolute_paths_are_local() {
-    let t = no_env(TableStore::builder("some/rel/../table")).build().unwrap();
+    let t = no_env(TableStore::builder("some/rel/../table"))
+        .build()
+        .unwrap();
     assert_eq!(t.backend(), Backend::Local);
     let cwd = std::env::current_dir().unwrap();
     let want = cwd.join("some/table");
     assert_eq!(t.url().to_file_path().unwrap(), want);
-    assert_eq!(t.root().as_ref(), want.to_str().unwrap().trim_start_matches('/'));
+    assert_eq!(
+        t.root().as_ref(),
+        want.to_str().unwrap().trim_start_matches('/')
+    );
 
     let t = TableStore::open("/tmp/x/./tbl", StorageOptions::new()).unwrap();
     assert_eq!(t.root().as_ref(), "tmp/x/tbl");
@@ -26,7 +31,10 @@ fn file_urls_are_local() {
     let t = TableStore::open("file:///tmp/some%20dir/tbl", StorageOptions::new()).unwrap();
     assert_eq!(t.backend(), Backend::Local);
     assert_eq!(t.root().as_ref(), "tmp/some dir/tbl");
-    assert_eq!(t.child("part-0.parquet").as_ref(), "tmp/some dir/tbl/part-0.parquet");
+    assert_eq!(
+        t.child("part-0.parquet").as_ref(),
+        "tmp/some dir/tbl/part-0.parquet"
+    );
 }
 
 #[test]
@@ -61,7 +69,10 @@ fn s3_url_with_options_and_env() {
     let t = TableStore::builder("s3a://b2/t")
         .with_env(vec![
             ("AWS_REGION".to_string(), "eu-west-1".to_string()),
-            ("AWS_ENDPOINT_URL".to_string(), "http://127.0.0.1:9".to_string()),
+            (
+                "AWS_ENDPOINT_URL".to_string(),
+                "http://127.0.0.1:9".to_string(),
+            ),
             ("AWS_ALLOW_HTTP".to_string(), "true".to_string()),
             ("AWS_NOT_A_KEY".to_string(), "ignored".to_string()),
             ("HOME".to_string(), "/root".to_string()),
@@ -74,7 +85,10 @@ fn s3_url_with_options_and_env() {
 #[test]
 fn bad_uris_name_the_uri() {
     let e = TableStore::open("ftp://host/table", StorageOptions::new()).unwrap_err();
-    assert!(matches!(e, Error::UnsupportedScheme { ref scheme, .. } if scheme == "ftp"), "{e}");
+    assert!(
+        matches!(e, Error::UnsupportedScheme { ref scheme, .. } if scheme == "ftp"),
+        "{e}"
+    );
     assert!(e.to_string().contains("ftp://host/table"), "{e}");
 
     let e = TableStore::open("s3:///nobucket", StorageOptions::new()).unwrap_err();
@@ -84,9 +98,15 @@ fn bad_uris_name_the_uri() {
     let e = TableStore::open("  ", StorageOptions::new()).unwrap_err();
     assert!(matches!(e, Error::InvalidUri { .. }), "{e}");
 
-    let e = TableStore::open("s3://b/t", StorageOptions::new().with("aws_bogus_key", SECRET))
-        .unwrap_err();
-    assert!(matches!(e, Error::UnknownOption { ref key, .. } if key == "aws_bogus_key"), "{e}");
+    let e = TableStore::open(
+        "s3://b/t",
+        StorageOptions::new().with("aws_bogus_key", SECRET),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, Error::UnknownOption { ref key, .. } if key == "aws_bogus_key"),
+        "{e}"
+    );
     assert!(!format!("{e} {e:?}").contains(SECRET));
 }
 
@@ -94,15 +114,30 @@ fn bad_uris_name_the_uri() {
 #[test]
 fn gcs_without_feature_says_which_feature() {
     let e = TableStore::open("gs://bucket/t", StorageOptions::new()).unwrap_err();
-    assert!(matches!(e, Error::FeatureDisabled { feature: "gcp", .. }), "{e}");
+    assert!(
+        matches!(e, Error::FeatureDisabled { feature: "gcp", .. }),
+        "{e}"
+    );
 }
 
 #[cfg(not(feature = "azure"))]
 #[test]
 fn azure_without_feature_says_which_feature() {
-    let e = TableStore::open("abfss://c@acct.dfs.core.windows.net/t", StorageOptions::new())
-        .unwrap_err();
-    assert!(matches!(e, Error::FeatureDisabled { feature: "azure", .. }), "{e}");
+    let e = TableStore::open(
+        "abfss://c@acct.dfs.core.windows.net/t",
+        StorageOptions::new(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::FeatureDisabled {
+                feature: "azure",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -113,8 +148,10 @@ fn secrets_never_appear_in_debug_or_errors() {
         .with("aws_session_token", SECRET)
         .with("aws_endpoint", "http://127.0.0.1:9")
         .with("aws_allow_http", "true");
-    let b = no_env(TableStore::builder(format!("s3://{KEY_ID}:{SECRET}@bucket/t?sig={SECRET}")))
-        .with_options(options.clone());
+    let b = no_env(TableStore::builder(format!(
+        "s3://{KEY_ID}:{SECRET}@bucket/t?sig={SECRET}"
+    )))
+    .with_options(options.clone());
     let dbg = format!("{b:?}");
     assert!(!dbg.contains(SECRET) && !dbg.contains(KEY_ID), "{dbg}");
 
@@ -123,16 +160,21 @@ fn secrets_never_appear_in_debug_or_errors() {
     assert!(!dbg.contains(SECRET) && !dbg.contains(KEY_ID), "{dbg}");
 
     // Errors built from URIs with secrets.
-    let e = TableStore::open(&format!("gopher://{KEY_ID}:{SECRET}@h/t?token={SECRET}"), options.clone())
-        .unwrap_err();
+    let e = TableStore::open(
+        &format!("gopher://{KEY_ID}:{SECRET}@h/t?token={SECRET}"),
+        options.clone(),
+    )
+    .unwrap_err();
     let msg = format!("{e} {e:?}");
     assert!(!msg.contains(SECRET) && !msg.contains(KEY_ID), "{msg}");
     assert!(msg.contains("gopher://"), "{msg}");
 
     // A store build failure (bad endpoint URL) with secrets in the options.
-    let e = no_env(TableStore::builder(format!("s3://{KEY_ID}:{SECRET}@bucket/t")))
-        .with_options(options.with("aws_endpoint", "not a url"))
-        .build();
+    let e = no_env(TableStore::builder(format!(
+        "s3://{KEY_ID}:{SECRET}@bucket/t"
+    )))
+    .with_options(options.with("aws_endpoint", "not a url"))
+    .build();
     if let Err(e) = e {
         let msg = format!("{e} {e:?}");
         assert!(!msg.contains(SECRET) && !msg.contains(KEY_ID), "{msg}");

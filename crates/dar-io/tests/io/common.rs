@@ -1,0 +1,199 @@
+//! Fixtures: a multi-row-group Parquet file with page indexes, a scan
+//! helper, and an in-process S3 server.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use bytes::Bytes;
+use dar_io::ParquetReader;
+use futures::TryStreamExt;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::ParquetRecordBatchStreamBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, RowSelection, RowSelector};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+
+/// Rows per file, rows per row group, rows per page.
+pub const ROWS: usize = 40_000;
+pub const RG_ROWS: usize = 10_000;
+pub const PAGE_ROWS: usize = 1_000;
+
+/// A Parquet file of `ROWS` rows (id, name, value), 4 row groups of 10
+/// pages per column, page indexes written.
+pub fn parquet_file() -> Bytes {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, false),
+        Field::new("value", DataType::Float64, false),
+    ]));
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(RG_ROWS))
+        .set_data_page_row_count_limit(PAGE_ROWS)
+        .set_write_batch_size(PAGE_ROWS)
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .build();
+    let mut buf = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut buf, Arc::clone(&schema), Some(props)).unwrap();
+    for chunk in 0..ROWS / PAGE_ROWS {
+        let ids: Vec<i64> = (chunk * PAGE_ROWS..(chunk + 1) * PAGE_ROWS)
+            .map(|i| i as i64)
+            .collect();
+        let names: Vec<String> = ids.iter().map(|i| format!("name-{i:08}")).collect();
+        let values: Vec<f64> = ids.iter().map(|&i| i as f64 * 0.5).collect();
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(StringArray::from(names)),
+                Arc::new(Float64Array::from(values)),
+            ],
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+    }
+    w.close().unwrap();
+    Bytes::from(buf)
+}
+
+/// What a scan returned.
+#[derive(Debug, PartialEq)]
+pub struct ScanResult {
+    pub rows: usize,
+    pub id_sum: i64,
+}
+
+/// Reads every column with the page index, optionally only `selection`.
+pub async fn scan(
+    reader: ParquetReader,
+    selection: Option<RowSelection>,
+) -> parquet::errors::Result<ScanResult> {
+    let options = ArrowReaderOptions::new()
+        .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Required);
+    let mut b = ParquetRecordBatchStreamBuilder::new_with_options(reader, options).await?;
+    if let Some(s) = selection {
+        b = b.with_row_selection(s);
+    }
+    let batches: Vec<RecordBatch> = b.build()?.try_collect().await?;
+    let mut out = ScanResult { rows: 0, id_sum: 0 };
+    for batch in batches {
+        out.rows += batch.num_rows();
+        let ids = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        out.id_sum += ids.values().iter().sum::<i64>();
+    }
+    Ok(out)
+}
+
+pub fn full_result() -> ScanResult {
+    let n = ROWS as i64;
+    ScanResult {
+        rows: ROWS,
+        id_sum: n * (n - 1) / 2,
+    }
+}
+
+/// Selects rows [500, 1500) of every row group: two pages per column per row
+/// group out of ten.
+pub fn selection() -> (RowSelection, ScanResult) {
+    let mut sel = Vec::new();
+    let mut sum = 0i64;
+    for rg in 0..ROWS / RG_ROWS {
+        sel.push(RowSelector::skip(500));
+        sel.push(RowSelector::select(1000));
+        sel.push(RowSelector::skip(RG_ROWS - 1500));
+        let base = (rg * RG_ROWS) as i64;
+        sum += (base + 500..base + 1500).sum::<i64>();
+    }
+    (
+        RowSelection::from(sel),
+        ScanResult {
+            rows: 4000,
+            id_sum: sum,
+        },
+    )
+}
+
+pub const ACCESS_KEY: &str = "dar-test-access-key";
+pub const SECRET_KEY: &str = "dar-test-secret-key-never-printed";
+
+/// An s3s-fs server on 127.0.0.1 serving a temp dir; stopped on drop.
+pub struct S3Server {
+    pub endpoint: String,
+    _dir: tempfile::TempDir,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts the server with one bucket created through the S3 API. Fails the
+/// test, saying why, if that is impossible.
+pub async fn start_s3(bucket: &str) -> S3Server {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto::Builder as ConnBuilder;
+    use s3s::S3;
+    use s3s::auth::SimpleAuth;
+    use s3s::service::S3ServiceBuilder;
+
+    let dir = tempfile::tempdir().expect("S3 test server: cannot create a temp dir");
+    let fs = s3s_fs::FileSystem::new(dir.path())
+        .unwrap_or_else(|e| panic!("S3 test server: s3s-fs cannot use {:?}: {e:?}", dir.path()));
+    // CreateBucket through the S3 trait (the same code an HTTP request reaches).
+    let input = s3s::dto::CreateBucketInput::builder()
+        .bucket(bucket.to_string())
+        .build()
+        .unwrap();
+    let req = s3s::S3Request {
+        input,
+        method: http::Method::PUT,
+        uri: format!("/{bucket}").parse().unwrap(),
+        headers: http::HeaderMap::new(),
+        extensions: http::Extensions::new(),
+        credentials: None,
+        region: None,
+        service: None,
+        trailing_headers: None,
+    };
+    fs.create_bucket(req)
+        .await
+        .unwrap_or_else(|e| panic!("S3 test server: CreateBucket {bucket} failed: {e:?}"));
+
+    let mut b = S3ServiceBuilder::new(fs);
+    b.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
+    let service = b.build();
+
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap_or_else(|e| panic!("S3 test server: cannot bind 127.0.0.1:0: {e}"));
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let http = ConnBuilder::new(TokioExecutor::new());
+        loop {
+            let Ok((socket, _)) = listener.accept().await else {
+                continue;
+            };
+            // Without NODELAY every request on a reused connection stalls
+            // ~40 ms (Nagle + delayed ACK).
+            let _ = socket.set_nodelay(true);
+            let conn = http
+                .serve_connection(TokioIo::new(socket), service.clone())
+                .into_owned();
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+        }
+    });
+    S3Server {
+        endpoint: format!("http://{addr}"),
+        _dir: dir,
+        task,
+    }
+}
