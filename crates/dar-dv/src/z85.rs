@@ -4,6 +4,14 @@
 //! `c0..c4` with `V = c0·85⁴ + c1·85³ + c2·85² + c3·85 + c4`. Delta's encoder
 //! zero-pads input whose length is not a multiple of 4; the reader keeps only
 //! the bytes it needs (`sizeInBytes` for inline DVs).
+//!
+//! Some writers (those using the Rust `z85` crate, e.g. the table
+//! `cdf-table-with-dv` at version 5) pad differently: a final group holding
+//! `n < 4` bytes is written as `4 - n` `#` characters followed by the `n + 1`
+//! digits of those bytes' big-endian value (`##093` is the two bytes `03 00`).
+//! A group that starts with `#` is never valid standard Z85 (`#` is digit 84
+//! and 84·85⁴ > u32::MAX), so reading such a final group this way is
+//! unambiguous; it decodes to `n` bytes.
 
 /// The alphabet, indexed by digit value 0..85.
 const ALPHABET: &[u8; 85] =
@@ -46,7 +54,7 @@ pub(crate) fn encode(bytes: &[u8]) -> String {
     out
 }
 
-/// Decodes a Z85 string into `4 * len / 5` bytes.
+/// Decodes a Z85 string: `4 * len / 5` bytes, fewer for a `#`-padded final group.
 pub(crate) fn decode(text: &str) -> Result<Vec<u8>, Z85Error> {
     let text = text.as_bytes();
     if !text.len().is_multiple_of(5) {
@@ -56,26 +64,47 @@ pub(crate) fn decode(text: &str) -> Result<Vec<u8>, Z85Error> {
         });
     }
     let mut out = Vec::with_capacity(text.len() / 5 * 4);
+    let groups = text.len() / 5;
     for (group_index, group) in text.chunks_exact(5).enumerate() {
-        let mut value: u64 = 0;
-        for (i, &c) in group.iter().enumerate() {
-            let digit = DIGITS[usize::from(c)];
-            if digit == 0xFF {
-                return Err(Z85Error {
-                    position: group_index * 5 + i,
-                    reason: "character outside the Z85 alphabet",
-                });
-            }
-            value = value * 85 + u64::from(digit);
+        let start = group_index * 5;
+        // `#`-padded final group (see the module docs): 1 to 3 pad characters.
+        let pad = if group_index + 1 == groups {
+            group.iter().take(3).take_while(|&&c| c == b'#').count()
+        } else {
+            0
+        };
+        let value = digits_value(&group[pad..], start + pad)?;
+        let bytes = 4 - pad;
+        if pad > 0 && value >> (8 * bytes) != 0 {
+            return Err(Z85Error {
+                position: start,
+                reason: "padded final group exceeds its byte count",
+            });
         }
         // Five digits reach 85^5 - 1 > u32::MAX: such a group encodes no bytes.
         let value = u32::try_from(value).map_err(|_| Z85Error {
-            position: group_index * 5,
+            position: start,
             reason: "group value exceeds 32 bits",
         })?;
-        out.extend_from_slice(&value.to_be_bytes());
+        out.extend_from_slice(&value.to_be_bytes()[pad..]);
     }
     Ok(out)
+}
+
+/// The base-85 value of up to five digits; `offset` locates them for errors.
+fn digits_value(digits: &[u8], offset: usize) -> Result<u64, Z85Error> {
+    let mut value: u64 = 0;
+    for (i, &c) in digits.iter().enumerate() {
+        let digit = DIGITS[usize::from(c)];
+        if digit == 0xFF {
+            return Err(Z85Error {
+                position: offset + i,
+                reason: "character outside the Z85 alphabet",
+            });
+        }
+        value = value * 85 + u64::from(digit);
+    }
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -108,9 +137,27 @@ mod tests {
             (err.position, err.reason),
             (4, "character outside the Z85 alphabet")
         );
-        // "#####" is 85^5 - 1, above u32::MAX.
-        assert_eq!(decode("00000#####").unwrap_err().position, 5);
+        // A group above u32::MAX that is not a padded final group.
+        assert_eq!(decode("#####00000").unwrap_err().position, 0);
+        assert_eq!(decode("|0000").unwrap_err().position, 0);
+        // "#####" as a final group: 3 pads, then "##" = 7224 > 255.
+        let err = decode("00000#####").unwrap_err();
+        assert_eq!(
+            (err.position, err.reason),
+            (5, "padded final group exceeds its byte count")
+        );
         assert!(decode("é0000").is_err());
+    }
+
+    #[test]
+    fn hash_padded_final_group() {
+        // From kernel/cdf-table-with-dv version 5: the tail bytes 03 00.
+        assert_eq!(decode("5c8Xg##093").unwrap(), [0x10, 0, 0, 0, 0x03, 0x00]);
+        assert_eq!(decode("#0000").unwrap(), [0, 0, 0]);
+        assert_eq!(decode("###30").unwrap(), [255]);
+        assert!(decode("###31").is_err());
+        // Only the final group may be padded.
+        assert!(decode("##09300000").is_err());
     }
 
     #[test]
