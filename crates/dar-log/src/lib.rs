@@ -1,4 +1,51 @@
-//! Delta log replay into a snapshot with a columnar file index
+//! Delta log replay into a snapshot with a columnar file index.
+//!
+//! dar-log reads a Delta table's `_delta_log/` from any
+//! [`object_store::ObjectStore`] and produces a [`Snapshot`]: the protocol
+//! (checked against what dar can read), metadata, schema, table properties,
+//! app transactions, domains, commit timestamps and the **file index**, the
+//! active files as Arrow columns (paths, sizes, typed partition values,
+//! per-leaf min / max / null count, deletion-vector descriptors) that
+//! pruning sweeps in one vectorized pass.
+//!
+//! How a snapshot is built:
+//! 1. [`listing`]: the `_last_checkpoint` hint, a listing from it, the
+//!    newest complete checkpoint at or below the target and the contiguous
+//!    commits after it.
+//! 2. [`commit`] and [`checkpoint`]: actions from JSON lines and from
+//!    checkpoint Parquet (only the needed columns; V2 sidecars included).
+//! 3. [`replay`]: newest-first reconciliation keyed by (path, DV id), straight
+//!    into Arrow builders ([`add_columns`]).
+//! 4. [`protocol`]: refuse reader features dar does not implement.
+//! 5. [`file_index`]: typing partition values ([`partition`]) and stats
+//!    ([`stats`]) against the [`schema`], eagerly or on first use.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use object_store::memory::InMemory;
+//! use object_store::path::Path;
+//! use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+//! let commit = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
+//! {"metaData":{"id":"t1","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"x\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"day\",\"type\":\"date\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":["day"],"configuration":{}}}
+//! {"add":{"path":"day=2024-01-02/a.parquet","partitionValues":{"day":"2024-01-02"},"size":100,"modificationTime":0,"dataChange":true,"stats":"{\"numRecords\":3,\"minValues\":{\"x\":1},\"maxValues\":{\"x\":9},\"nullCount\":{\"x\":0}}"}}
+//! "#;
+//! let path = Path::from("tables/t/_delta_log/00000000000000000000.json");
+//! store.put(&path, PutPayload::from(commit)).await?;
+//!
+//! let snapshot = dar_log::Snapshot::load(store, Path::from("tables/t")).await?;
+//! assert_eq!(snapshot.version(), 0);
+//! assert_eq!(snapshot.partition_columns(), ["day"]);
+//! let files = snapshot.file_index()?;
+//! assert_eq!(files.len(), 1);
+//! assert_eq!(files.object_path.value(0), "tables/t/day=2024-01-02/a.parquet");
+//! assert_eq!(files.stats.num_records.value(0), 3);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
 
 pub mod actions;
 pub mod add_columns;
@@ -8,13 +55,13 @@ pub mod error;
 pub mod file_index;
 pub mod listing;
 pub mod object_reader;
+pub mod partition;
 pub mod protocol;
 pub mod replay;
 mod scalar;
-pub mod partition;
 pub mod schema;
-pub mod stats;
 pub mod snapshot;
+pub mod stats;
 pub mod time_travel;
 
 pub use error::{LogError, Result};

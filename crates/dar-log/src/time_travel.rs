@@ -87,92 +87,92 @@ async fn in_commit_timestamp(store: &dyn ObjectStore, f: &LogFile) -> Result<i64
     })
 }
 
+/// The commit timestamp of every reconstructible version, ascending:
+/// `(version, ms)`. In-commit timestamps where ICT is active (per the latest
+/// metadata), monotonized file modification times before that.
+pub async fn commit_timestamps(
+    store: &Arc<dyn ObjectStore>,
+    root: &Path,
+) -> Result<Vec<(u64, i64)>> {
+    let dir = log_dir(root);
+    let files = list_log(store.as_ref(), &dir, 0).await?;
+    let latest_segment = LogSegment::build(dir.clone(), files.clone(), None)?;
+    let latest = replay_segment(store, &latest_segment).await?;
+    // The earliest reconstructible version: 0 when commit 0 exists, else the
+    // oldest checkpoint with contiguous commits after it.
+    let mut earliest = None;
+    for f in files
+        .iter()
+        .filter(|f| f.kind != LogFileKind::Commit && f.kind != LogFileKind::Checksum)
+    {
+        let v = f.version;
+        if earliest.is_some_and(|e| e <= v) {
+            break;
+        }
+        if LogSegment::build(dir.clone(), files.clone(), Some(v))
+            .is_ok_and(|s| s.checkpoint.is_some())
+        {
+            earliest = Some(v);
+        }
+    }
+    if files
+        .iter()
+        .any(|f| f.version == 0 && f.kind == LogFileKind::Commit)
+    {
+        earliest = Some(0);
+    }
+    let earliest = earliest.unwrap_or(latest.version);
+    let ict_from = ict_enablement(&latest.protocol, &latest.metadata).map(|(e, _)| e);
+    let commits: Vec<&LogFile> = files
+        .iter()
+        .filter(|f| f.kind == LogFileKind::Commit && f.version >= earliest)
+        .collect();
+    let before: Vec<&LogFile> = commits
+        .iter()
+        .copied()
+        .filter(|f| ict_from.is_none_or(|e| f.version < e))
+        .collect();
+    let mut out: Vec<(u64, i64)> = before
+        .iter()
+        .map(|f| f.version)
+        .zip(monotonized_times(before.iter().map(|f| f.last_modified_ms)))
+        .collect();
+    for f in commits
+        .iter()
+        .filter(|f| ict_from.is_some_and(|e| f.version >= e))
+    {
+        out.push((f.version, in_commit_timestamp(store.as_ref(), f).await?));
+    }
+    Ok(out)
+}
+
 /// The greatest version whose commit timestamp is at or before `timestamp_ms`.
 pub async fn version_at_timestamp(
     store: &Arc<dyn ObjectStore>,
     root: &Path,
     timestamp_ms: i64,
 ) -> Result<u64> {
-    let dir = log_dir(root);
-    let files = list_log(store.as_ref(), &dir, 0).await?;
-    // The earliest reconstructible version: 0 when commit 0 exists, else the
-    // oldest complete checkpoint.
-    let earliest = if files
-        .iter()
-        .any(|f| f.version == 0 && f.kind == LogFileKind::Commit)
-    {
-        0
-    } else {
-        let mut found = None;
-        for f in files.iter().filter(|f| f.kind != LogFileKind::Commit) {
-            if LogSegment::build(dir.clone(), files.clone(), Some(f.version))
-                .is_ok_and(|s| s.checkpoint.is_some())
-            {
-                found = Some(f.version);
-                break;
-            }
-        }
-        found.ok_or_else(|| LogError::NoLog {
-            log_dir: dir.to_string(),
-        })?
-    };
-    let latest_segment = LogSegment::build(dir.clone(), files.clone(), None)?;
-    let latest = replay_segment(store, &latest_segment).await?;
-    let commits: Vec<LogFile> = files
-        .into_iter()
-        .filter(|f| f.kind == LogFileKind::Commit && f.version >= earliest)
-        .collect();
-    let ict = ict_enablement(&latest.protocol, &latest.metadata);
-    // Versions before ICT enablement use file times; from it on, ICT.
-    let ict_from = ict.map(|(e, _)| e);
-    let use_ict = match ict {
-        Some((_, Some(te))) => timestamp_ms >= te,
-        Some((_, None)) => true,
-        None => false,
-    };
-    let (candidates, times): (Vec<&LogFile>, Vec<i64>) = if use_ict {
-        let e = ict_from.unwrap_or(0);
-        let c: Vec<&LogFile> = commits.iter().filter(|f| f.version >= e).collect();
-        let mut t = Vec::with_capacity(c.len());
-        for f in &c {
-            t.push(in_commit_timestamp(store.as_ref(), f).await?);
-        }
-        (c, t)
-    } else {
-        let c: Vec<&LogFile> = commits
-            .iter()
-            .filter(|f| ict_from.is_none_or(|e| f.version < e))
-            .collect();
-        let t = monotonized_times(c.iter().map(|f| f.last_modified_ms));
-        (c, t)
-    };
-    let (Some(first), Some(last)) = (times.first().copied(), times.last().copied()) else {
+    let times = commit_timestamps(store, root).await?;
+    let (Some(&(_, first)), Some(&(_, last))) = (times.first(), times.last()) else {
         return Err(LogError::NoLog {
-            log_dir: dir.to_string(),
+            log_dir: log_dir(root).to_string(),
         });
     };
-    if timestamp_ms < first {
-        return Err(LogError::TimestampOutOfRange {
-            requested_ms: timestamp_ms,
-            relation: "before",
-            earliest_ms: first,
-            latest_ms: last,
-        });
-    }
-    let ends_at_latest = candidates
-        .last()
-        .is_some_and(|f| f.version == latest.version);
-    if timestamp_ms > last && ends_at_latest {
-        return Err(LogError::TimestampOutOfRange {
-            requested_ms: timestamp_ms,
-            relation: "after",
-            earliest_ms: first,
-            latest_ms: last,
-        });
-    }
-    let idx = times.partition_point(|&t| t <= timestamp_ms);
-    // idx >= 1 because timestamp_ms >= first.
-    Ok(candidates
-        .get(idx.saturating_sub(1))
-        .map_or(earliest, |f| f.version))
+    let relation = if timestamp_ms < first {
+        "before"
+    } else if timestamp_ms > last {
+        "after"
+    } else {
+        let idx = times.partition_point(|&(_, t)| t <= timestamp_ms);
+        if let Some(&(v, _)) = times.get(idx.wrapping_sub(1)) {
+            return Ok(v);
+        }
+        "before"
+    };
+    Err(LogError::TimestampOutOfRange {
+        requested_ms: timestamp_ms,
+        relation,
+        earliest_ms: first,
+        latest_ms: last,
+    })
 }

@@ -1,0 +1,263 @@
+//! Time travel by timestamp (file times monotonized, in-commit timestamps),
+//! and `Snapshot::refresh`.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, UNIX_EPOCH};
+
+use dar_log::time_travel::commit_timestamps;
+use dar_log::{LogError, Snapshot};
+use serde_json::json;
+
+use crate::common::{builder, local};
+use crate::writer::{TestLog, add, dv, metadata, protocol, remove};
+
+fn set_mtime(path: &std::path::Path, ms: u64) {
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(UNIX_EPOCH + Duration::from_millis(ms))
+        .unwrap();
+}
+
+#[tokio::test]
+async fn by_timestamp_with_monotonized_file_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("_delta_log");
+    std::fs::create_dir(&log).unwrap();
+    let lines = |actions: &[serde_json::Value]| {
+        actions.iter().map(|a| format!("{a}\n")).collect::<String>()
+    };
+    std::fs::write(
+        log.join(format!("{:020}.json", 0)),
+        lines(&[protocol(), metadata(false), add("a", None)]),
+    )
+    .unwrap();
+    for v in 1..4u64 {
+        std::fs::write(
+            log.join(format!("{v:020}.json")),
+            lines(&[add(&format!("f{v}"), None)]),
+        )
+        .unwrap();
+    }
+    // Version 2 has the same time as version 1: it becomes 2_000_001.
+    for (v, ms) in [
+        (0, 1_000_000),
+        (1, 2_000_000),
+        (2, 2_000_000),
+        (3, 3_000_000),
+    ] {
+        set_mtime(&log.join(format!("{v:020}.json")), ms);
+    }
+    let (store, root) = local(dir.path());
+    let times = commit_timestamps(&store, &root).await.unwrap();
+    assert_eq!(
+        times,
+        [
+            (0, 1_000_000),
+            (1, 2_000_000),
+            (2, 2_000_001),
+            (3, 3_000_000)
+        ]
+    );
+    for (t, want) in [
+        (1_000_000, 0),
+        (1_999_999, 0),
+        (2_000_000, 1),
+        (2_000_001, 2),
+        (2_999_999, 2),
+        (3_000_000, 3),
+    ] {
+        let s = builder(dir.path())
+            .with_timestamp_ms(t)
+            .build()
+            .await
+            .unwrap();
+        assert_eq!(s.version(), want, "at {t}");
+        assert_eq!(s.num_files(), want as usize + 1);
+    }
+    let err = builder(dir.path())
+        .with_timestamp_ms(999_999)
+        .build()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LogError::TimestampOutOfRange {
+                relation: "before",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = builder(dir.path())
+        .with_timestamp_ms(3_000_001)
+        .build()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LogError::TimestampOutOfRange {
+                relation: "after",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn by_timestamp_with_in_commit_timestamps() {
+    let log = TestLog::new();
+    let p = json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["inCommitTimestamp"]}});
+    let mut m = metadata(false);
+    m["metaData"]["configuration"] = json!({"delta.enableInCommitTimestamps": "true"});
+    let ci = |t: i64| json!({"commitInfo": {"timestamp": 5, "inCommitTimestamp": t}});
+    log.commit(0, &[ci(100), p, m, add("a", None)]).await;
+    log.commit(1, &[ci(200), add("b", None)]).await;
+    log.commit(2, &[ci(300), add("c", None)]).await;
+    for (t, want) in [(100, 0), (199, 0), (200, 1), (250, 1), (300, 2)] {
+        let s = log.builder().with_timestamp_ms(t).build().await.unwrap();
+        assert_eq!(s.version(), want, "at {t}");
+        assert_eq!(
+            s.commit_timestamp_ms(),
+            Some([100, 200, 300][want as usize])
+        );
+    }
+    assert!(matches!(
+        log.builder().with_timestamp_ms(99).build().await,
+        Err(LogError::TimestampOutOfRange {
+            relation: "before",
+            ..
+        })
+    ));
+    assert!(matches!(
+        log.builder().with_timestamp_ms(301).build().await,
+        Err(LogError::TimestampOutOfRange {
+            relation: "after",
+            ..
+        })
+    ));
+    let s = log.builder().build().await.unwrap();
+    assert_eq!(s.commit_info().unwrap().in_commit_timestamp, Some(300));
+}
+
+#[tokio::test]
+async fn dat_time_travel_by_timestamp_round_trips() {
+    for case in [
+        "basic_append",
+        "basic_partitioned",
+        "multi_partitioned",
+        "with_schema_change",
+    ] {
+        let Some(dir) = dar_testdata::table(&format!("dat/{case}")) else {
+            return;
+        };
+        let (store, root) = local(&dir.join("delta"));
+        for (v, t) in commit_timestamps(&store, &root).await.unwrap() {
+            let s = builder(&dir.join("delta"))
+                .with_timestamp_ms(t)
+                .build()
+                .await
+                .unwrap();
+            assert_eq!(s.version(), v, "{case} at {t}");
+        }
+    }
+}
+
+fn file_set(s: &Snapshot) -> BTreeSet<(String, Option<String>, i64)> {
+    let fi = s.file_index().unwrap();
+    (0..fi.len())
+        .map(|i| {
+            (
+                fi.path.value(i).to_string(),
+                fi.deletion_vector(i).map(|d| d.unique_id()),
+                fi.size.value(i),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn refresh_equals_fresh_load() {
+    let log = TestLog::new();
+    log.commit(
+        0,
+        &[
+            protocol(),
+            metadata(false),
+            add("a", None),
+            add("b", None),
+            add("c", None),
+        ],
+    )
+    .await;
+    log.commit(
+        1,
+        &[
+            remove("a", None),
+            add("d", None),
+            json!({"txn": {"appId": "app", "version": 1}}),
+        ],
+    )
+    .await;
+    log.checkpoint(
+        1,
+        &[
+            protocol(),
+            metadata(false),
+            add("b", None),
+            add("c", None),
+            add("d", None),
+        ],
+    )
+    .await;
+    log.commit(2, &[remove("b", None), add("b", Some(dv(1)))])
+        .await;
+    let old = log.builder().build().await.unwrap();
+    assert_eq!(old.num_files(), 3);
+    // Nothing new: same snapshot.
+    assert_eq!(file_set(&old.refresh().await.unwrap()), file_set(&old));
+    log.commit(
+        3,
+        &[
+            remove("b", Some(dv(1))),
+            add("b", Some(dv(2))),
+            add("e", None),
+        ],
+    )
+    .await;
+    log.commit(
+        4,
+        &[
+            remove("c", None),
+            json!({"txn": {"appId": "app", "version": 7}}),
+            json!({"domainMetadata": {"domain": "x", "configuration": "{}", "removed": false}}),
+        ],
+    )
+    .await;
+    log.commit(
+        5,
+        &[
+            add("a", None),
+            json!({"domainMetadata": {"domain": "y", "configuration": "{}", "removed": false}}),
+            json!({"domainMetadata": {"domain": "x", "configuration": "{}", "removed": true}}),
+        ],
+    )
+    .await;
+    let refreshed = old.refresh().await.unwrap();
+    let fresh = log.builder().build().await.unwrap();
+    assert_eq!(refreshed.version(), 5);
+    assert_eq!(file_set(&refreshed), file_set(&fresh));
+    assert_eq!(refreshed.num_files(), 4);
+    assert_eq!(refreshed.app_version("app"), Some(7));
+    assert_eq!(refreshed.txns(), fresh.txns());
+    assert_eq!(refreshed.domains(), fresh.domains());
+    assert_eq!(refreshed.domains().keys().collect::<Vec<_>>(), ["y"]);
+    // A gap after the old version is reported.
+    log.commit(7, &[add("z", None)]).await;
+    let err = refreshed.refresh().await.unwrap_err();
+    assert!(
+        matches!(err, LogError::VersionGap { missing: 6, .. }),
+        "{err}"
+    );
+}
