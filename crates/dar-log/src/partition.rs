@@ -200,17 +200,19 @@ impl PartitionValuesBuilder {
     /// Appends every row of a checkpoint's `add.partitionValues` column (a
     /// `map<string, string>`). A null map is a file with all values null.
     /// `file_of_row` names row `i`'s file in errors (e.g. its `add.path`).
-    pub fn extend_map(&mut self, map: &MapArray, file_of_row: impl Fn(usize) -> String) -> Result<()> {
-        let keys = map.keys().as_string_opt::<i32>().ok_or_else(|| unexpected(
-            "partitionValues.key",
-            "Utf8",
-            map.keys().data_type(),
-        ))?;
-        let values = map.values().as_string_opt::<i32>().ok_or_else(|| unexpected(
-            "partitionValues.value",
-            "Utf8",
-            map.values().data_type(),
-        ))?;
+    pub fn extend_map(
+        &mut self,
+        map: &MapArray,
+        file_of_row: impl Fn(usize) -> String,
+    ) -> Result<()> {
+        let keys = map
+            .keys()
+            .as_string_opt::<i32>()
+            .ok_or_else(|| unexpected("partitionValues.key", "Utf8", map.keys().data_type()))?;
+        let values = map
+            .values()
+            .as_string_opt::<i32>()
+            .ok_or_else(|| unexpected("partitionValues.value", "Utf8", map.values().data_type()))?;
         let offsets = map.value_offsets();
         let mut pairs: Vec<(&str, Option<&str>)> = Vec::with_capacity(self.columns.len());
         for row in 0..map.len() {
@@ -219,7 +221,10 @@ impl PartitionValuesBuilder {
                 let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
                 for entry in start..end {
                     if keys.is_valid(entry) {
-                        pairs.push((keys.value(entry), values.is_valid(entry).then(|| values.value(entry))));
+                        pairs.push((
+                            keys.value(entry),
+                            values.is_valid(entry).then(|| values.value(entry)),
+                        ));
                     }
                 }
             }
@@ -239,13 +244,14 @@ impl PartitionValuesBuilder {
         let mut arrays = Vec::with_capacity(self.columns.len());
         for column in &self.columns {
             let target = primitive_to_arrow(column.data_type);
-            let field_index = struct_field_index(parsed, &column.physical_name).ok_or_else(|| {
-                unexpected(
-                    &format!("partitionValues_parsed.{}", column.physical_name),
-                    &target.to_string(),
-                    &ArrowType::Null,
-                )
-            })?;
+            let field_index =
+                struct_field_index(parsed, &column.physical_name).ok_or_else(|| {
+                    unexpected(
+                        &format!("partitionValues_parsed.{}", column.physical_name),
+                        &target.to_string(),
+                        &ArrowType::Null,
+                    )
+                })?;
             let child = with_parent_nulls(parsed.column(field_index), parsed.nulls())?;
             let array = if child.data_type() == &target {
                 child
@@ -256,7 +262,10 @@ impl PartitionValuesBuilder {
                 };
                 cast_with_options(&child, &target, &options).map_err(|source| {
                     LogError::arrow(
-                        format!("casting partitionValues_parsed.{} to {target}", column.physical_name),
+                        format!(
+                            "casting partitionValues_parsed.{} to {target}",
+                            column.physical_name
+                        ),
                         source,
                     )
                 })?
@@ -271,7 +280,11 @@ impl PartitionValuesBuilder {
     /// Moves the text-built rows so far into a finished chunk.
     fn flush(&mut self) {
         if self.builders.first().is_some_and(|b| b.len() > 0) {
-            let arrays = self.builders.iter_mut().map(ScalarBuilder::finish).collect();
+            let arrays = self
+                .builders
+                .iter_mut()
+                .map(ScalarBuilder::finish)
+                .collect();
             self.chunks.push(arrays);
         }
     }
@@ -289,7 +302,10 @@ impl PartitionValuesBuilder {
                 }
                 let parts: Vec<&dyn Array> = self.chunks.iter().map(|c| c[col].as_ref()).collect();
                 arrow_select::concat::concat(&parts).map_err(|source| {
-                    LogError::arrow(format!("concatenating partition column {}", self.columns[col].name), source)
+                    LogError::arrow(
+                        format!("concatenating partition column {}", self.columns[col].name),
+                        source,
+                    )
                 })
             })
             .collect()

@@ -148,7 +148,11 @@ impl StatsBuilder {
     pub fn with_capacity(columns: Vec<StatsColumn>, files: usize) -> Self {
         let kinds: Vec<Option<PrimitiveType>> = columns
             .iter()
-            .map(|c| c.has_min_max().then(|| c.data_type.as_primitive()).flatten())
+            .map(|c| {
+                c.has_min_max()
+                    .then(|| c.data_type.as_primitive())
+                    .flatten()
+            })
             .collect();
         let trie = json::PathTrie::new(columns.iter().map(|c| c.physical_path.as_slice()));
         let scalar = |k: &Option<PrimitiveType>| k.map(|k| ScalarBuilder::new(k, files));
@@ -173,7 +177,11 @@ impl StatsBuilder {
 
     /// Rows added so far.
     pub fn len(&self) -> usize {
-        self.chunks.iter().map(|c| c.num_records.len()).sum::<usize>() + self.num_records.len()
+        self.chunks
+            .iter()
+            .map(|c| c.num_records.len())
+            .sum::<usize>()
+            + self.num_records.len()
     }
 
     /// True when no rows were added.
@@ -220,7 +228,9 @@ impl StatsBuilder {
             }
             let null_count = raw.slots[2 * n + col];
             let parsed = null_count.and_then(|r| parse_integer::<i64>(r.get()));
-            if null_count.is_some() && parsed.is_none() && null_count.map(RawValue::get) != Some("null")
+            if null_count.is_some()
+                && parsed.is_none()
+                && null_count.map(RawValue::get) != Some("null")
             {
                 bad += 1;
             }
@@ -285,12 +295,18 @@ impl StatsBuilder {
         let num_records = if empty {
             Arc::new(Int64Array::from(Vec::<i64>::new())) as ArrayRef
         } else {
-            concat(chunks.iter().map(|c| &c.num_records).collect(), "numRecords")?
+            concat(
+                chunks.iter().map(|c| &c.num_records).collect(),
+                "numRecords",
+            )?
         };
         let tight_bounds = if empty {
             Arc::new(BooleanArray::from(Vec::<bool>::new())) as ArrayRef
         } else {
-            concat(chunks.iter().map(|c| &c.tight_bounds).collect(), "tightBounds")?
+            concat(
+                chunks.iter().map(|c| &c.tight_bounds).collect(),
+                "tightBounds",
+            )?
         };
         let mut columns = Vec::with_capacity(self.columns.len());
         for (col, column) in self.columns.into_iter().enumerate() {
@@ -304,7 +320,10 @@ impl StatsBuilder {
                 if empty {
                     return Ok(Some(builder.finish()));
                 }
-                let parts: Vec<&ArrayRef> = chunks.iter().filter_map(|c| pick(c)[col].as_ref()).collect();
+                let parts: Vec<&ArrayRef> = chunks
+                    .iter()
+                    .filter_map(|c| pick(c)[col].as_ref())
+                    .collect();
                 concat(parts, &name).map(Some)
             };
             let min_values = min_max(|c| &c.mins, &mut self.mins[col])?;

@@ -33,10 +33,16 @@ fn one(ty: PrimitiveType, values: &[Option<&str>]) -> Result<ArrayRef> {
 
 #[test]
 fn nulls_empty_strings_and_absent_keys() {
-    let mut b = PartitionValuesBuilder::new(vec![col("s", PrimitiveType::String), col("n", PrimitiveType::Long)]);
-    b.push("f0", &[("phys_s", Some("")), ("phys_n", Some(""))]).unwrap();
-    b.push("f1", &[("phys_s", None), ("other", Some("x"))]).unwrap();
-    b.push("f2", &[("phys_n", Some("7")), ("phys_s", Some("a"))]).unwrap();
+    let mut b = PartitionValuesBuilder::new(vec![
+        col("s", PrimitiveType::String),
+        col("n", PrimitiveType::Long),
+    ]);
+    b.push("f0", &[("phys_s", Some("")), ("phys_n", Some(""))])
+        .unwrap();
+    b.push("f1", &[("phys_s", None), ("other", Some("x"))])
+        .unwrap();
+    b.push("f2", &[("phys_n", Some("7")), ("phys_s", Some("a"))])
+        .unwrap();
     let out = b.finish().unwrap();
     let s = out[0].as_string::<i32>();
     assert_eq!((s.is_null(0), s.is_null(1), s.value(2)), (true, true, "a"));
@@ -52,26 +58,47 @@ fn every_type_parses() {
     assert_eq!(i16s.as_primitive::<Int16Type>().value(0), 300);
     let i32s = one(PrimitiveType::Integer, &[Some("-5")]).unwrap();
     assert_eq!(i32s.as_primitive::<Int32Type>().value(0), -5);
-    let f = one(PrimitiveType::Float, &[Some("1.0E10"), Some("NaN"), Some("-Infinity")]).unwrap();
+    let f = one(
+        PrimitiveType::Float,
+        &[Some("1.0E10"), Some("NaN"), Some("-Infinity")],
+    )
+    .unwrap();
     let f = f.as_primitive::<Float32Type>();
     assert_eq!(f.value(0), 1.0e10);
     assert!(f.value(1).is_nan());
     assert_eq!(f.value(2), f32::NEG_INFINITY);
     let d = one(PrimitiveType::Double, &[Some("Infinity"), Some("1.5")]).unwrap();
-    assert_eq!(d.as_primitive::<Float64Type>().values().to_vec(), [f64::INFINITY, 1.5]);
+    assert_eq!(
+        d.as_primitive::<Float64Type>().values().to_vec(),
+        [f64::INFINITY, 1.5]
+    );
     let b = one(PrimitiveType::Boolean, &[Some("TRUE"), Some("false")]).unwrap();
-    assert_eq!(b.as_boolean().iter().collect::<Vec<_>>(), [Some(true), Some(false)]);
+    assert_eq!(
+        b.as_boolean().iter().collect::<Vec<_>>(),
+        [Some(true), Some(false)]
+    );
     let bin = one(PrimitiveType::Binary, &[Some("\u{1}\u{1F608}")]).unwrap();
     assert_eq!(bin.as_binary::<i32>().value(0), "\u{1}\u{1F608}".as_bytes());
     let dm = one(dec(12, 5), &[Some("1.23E+5"), Some("-0.00001")]).unwrap();
     assert_eq!(dm.data_type(), &A::Decimal128(12, 5));
-    assert_eq!(dm.as_primitive::<Decimal128Type>().values().to_vec(), [12_300_000_000, -1]);
+    assert_eq!(
+        dm.as_primitive::<Decimal128Type>().values().to_vec(),
+        [12_300_000_000, -1]
+    );
     let ts = one(
         PrimitiveType::Timestamp,
-        &[Some("1970-01-01 00:00:01"), Some("1970-01-01T02:00:01.5+02:00")],
+        &[
+            Some("1970-01-01 00:00:01"),
+            Some("1970-01-01T02:00:01.5+02:00"),
+        ],
     )
     .unwrap();
-    assert_eq!(ts.as_primitive::<TimestampMicrosecondType>().values().to_vec(), [1_000_000, 1_500_000]);
+    assert_eq!(
+        ts.as_primitive::<TimestampMicrosecondType>()
+            .values()
+            .to_vec(),
+        [1_000_000, 1_500_000]
+    );
 }
 
 #[test]
@@ -89,14 +116,25 @@ fn unparseable_values_name_file_column_and_value() {
     ] {
         let err = one(ty, &[None, Some(bad)]).map(|_| ()).unwrap_err();
         match &err {
-            LogError::PartitionValue { file, column, value, data_type } => {
-                assert_eq!((file.as_str(), column.as_str(), value.as_str()), ("f1", "c", bad));
+            LogError::PartitionValue {
+                file,
+                column,
+                value,
+                data_type,
+            } => {
+                assert_eq!(
+                    (file.as_str(), column.as_str(), value.as_str()),
+                    ("f1", "c", bad)
+                );
                 assert_eq!(data_type, &ty.to_string());
             }
             other => panic!("{other:?}"),
         }
         let msg = err.to_string();
-        assert!(msg.contains(bad) && msg.contains("f1") && msg.contains("'c'"), "{msg}");
+        assert!(
+            msg.contains(bad) && msg.contains("f1") && msg.contains("'c'"),
+            "{msg}"
+        );
     }
 }
 
@@ -116,41 +154,73 @@ fn checkpoint_map_and_parsed_struct_inputs() {
     let map = map.finish();
 
     let mut b = PartitionValuesBuilder::new(columns.clone());
-    b.push("json", &[("phys_n", Some("1")), ("phys_d", Some("1970-01-01"))]).unwrap();
+    b.push(
+        "json",
+        &[("phys_n", Some("1")), ("phys_d", Some("1970-01-01"))],
+    )
+    .unwrap();
     b.extend_map(&map, |i| format!("row{i}")).unwrap();
     // partitionValues_parsed: narrower int32 for the long column, int32 days.
     let parsed = StructArray::from(vec![
-        (Arc::new(Field::new("PHYS_N", A::Int32, true)), Arc::new(Int32Array::from(vec![Some(9), None])) as ArrayRef),
-        (Arc::new(Field::new("phys_d", A::Int32, true)), Arc::new(Int32Array::from(vec![Some(10), Some(11)])) as ArrayRef),
+        (
+            Arc::new(Field::new("PHYS_N", A::Int32, true)),
+            Arc::new(Int32Array::from(vec![Some(9), None])) as ArrayRef,
+        ),
+        (
+            Arc::new(Field::new("phys_d", A::Int32, true)),
+            Arc::new(Int32Array::from(vec![Some(10), Some(11)])) as ArrayRef,
+        ),
     ]);
     b.extend_parsed(&parsed).unwrap();
     b.push("json2", &[("phys_n", Some("2"))]).unwrap();
     let out = b.finish().unwrap();
     let n = out[0].as_primitive::<Int64Type>();
-    assert_eq!(n.iter().collect::<Vec<_>>(), [Some(1), Some(5), None, None, Some(9), None, Some(2)]);
+    assert_eq!(
+        n.iter().collect::<Vec<_>>(),
+        [Some(1), Some(5), None, None, Some(9), None, Some(2)]
+    );
     let d = out[1].as_primitive::<Date32Type>();
-    assert_eq!(d.iter().collect::<Vec<_>>(), [Some(0), Some(2), None, None, Some(10), Some(11), None]);
+    assert_eq!(
+        d.iter().collect::<Vec<_>>(),
+        [Some(0), Some(2), None, None, Some(10), Some(11), None]
+    );
 
     let mut bad = MapBuilder::new(None, StringBuilder::new(), StringBuilder::new());
     bad.keys().append_value("phys_n");
     bad.values().append_value("five");
     bad.append(true).unwrap();
     let mut b = PartitionValuesBuilder::new(columns.clone());
-    let err = b.extend_map(&bad.finish(), |i| format!("checkpoint row {i}")).unwrap_err();
-    assert!(matches!(&err, LogError::PartitionValue { file, value, .. } if file == "checkpoint row 0" && value == "five"), "{err}");
+    let err = b
+        .extend_map(&bad.finish(), |i| format!("checkpoint row {i}"))
+        .unwrap_err();
+    assert!(
+        matches!(&err, LogError::PartitionValue { file, value, .. } if file == "checkpoint row 0" && value == "five"),
+        "{err}"
+    );
 
     let missing = StructArray::from(vec![(
         Arc::new(Field::new("phys_n", A::Int64, true)),
         Arc::new(Int64Array::from(vec![1])) as ArrayRef,
     )]);
     let mut b = PartitionValuesBuilder::new(columns.clone());
-    assert!(matches!(b.extend_parsed(&missing), Err(LogError::UnexpectedArrowType { column, .. }) if column.contains("phys_d")));
+    assert!(
+        matches!(b.extend_parsed(&missing), Err(LogError::UnexpectedArrowType { column, .. }) if column.contains("phys_d"))
+    );
     let wrong = StructArray::from(vec![
-        (Arc::new(Field::new("phys_n", A::Utf8, true)), Arc::new(StringArray::from(vec!["x"])) as ArrayRef),
-        (Arc::new(Field::new("phys_d", A::Int32, true)), Arc::new(Int32Array::from(vec![1])) as ArrayRef),
+        (
+            Arc::new(Field::new("phys_n", A::Utf8, true)),
+            Arc::new(StringArray::from(vec!["x"])) as ArrayRef,
+        ),
+        (
+            Arc::new(Field::new("phys_d", A::Int32, true)),
+            Arc::new(Int32Array::from(vec![1])) as ArrayRef,
+        ),
     ]);
     let mut b = PartitionValuesBuilder::new(columns);
-    assert!(matches!(b.extend_parsed(&wrong), Err(LogError::Arrow { .. })));
+    assert!(matches!(
+        b.extend_parsed(&wrong),
+        Err(LogError::Arrow { .. })
+    ));
 }
 
 #[test]
@@ -161,9 +231,14 @@ fn resolve_uses_physical_names() {
         {"name":"s","type":{"type":"struct","fields":[]},"nullable":true,"metadata":{}}]}"#,
     )
     .unwrap();
-    let cols = PartitionColumn::resolve_all(&schema, &["cat".to_owned()], ColumnMappingMode::Id).unwrap();
-    assert_eq!(cols, [PartitionColumn::new("Cat", "col-2", PrimitiveType::String)]);
-    let plain = PartitionColumn::resolve_all(&schema, &["Cat".to_owned()], ColumnMappingMode::None).unwrap();
+    let cols =
+        PartitionColumn::resolve_all(&schema, &["cat".to_owned()], ColumnMappingMode::Id).unwrap();
+    assert_eq!(
+        cols,
+        [PartitionColumn::new("Cat", "col-2", PrimitiveType::String)]
+    );
+    let plain = PartitionColumn::resolve_all(&schema, &["Cat".to_owned()], ColumnMappingMode::None)
+        .unwrap();
     assert_eq!(plain[0].physical_name, "Cat");
     assert!(matches!(
         PartitionColumn::resolve_all(&schema, &["nope".to_owned()], ColumnMappingMode::None),
@@ -182,7 +257,11 @@ fn java_float(shortest: String, abs: f64) -> String {
         return shortest;
     }
     if abs == 0.0 || (1e-3..1e7).contains(&abs) {
-        return if shortest.contains('.') { shortest } else { format!("{shortest}.0") };
+        return if shortest.contains('.') {
+            shortest
+        } else {
+            format!("{shortest}.0")
+        };
     }
     shortest
 }
@@ -190,7 +269,11 @@ fn java_float(shortest: String, abs: f64) -> String {
 fn java_sci(e_form: String) -> String {
     // Rust `{:e}` gives `1.5e-7`/`1e10`; Java writes `1.5E-7`/`1.0E10`.
     let (mantissa, exp) = e_form.split_once('e').unwrap_or((&e_form, "0"));
-    let mantissa = if mantissa.contains('.') { mantissa.to_owned() } else { format!("{mantissa}.0") };
+    let mantissa = if mantissa.contains('.') {
+        mantissa.to_owned()
+    } else {
+        format!("{mantissa}.0")
+    };
     format!("{mantissa}E{exp}")
 }
 
@@ -199,7 +282,11 @@ fn spark_double(v: f64) -> String {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let abs = v.abs();
     if abs == 0.0 || (1e-3..1e7).contains(&abs) {
@@ -228,7 +315,11 @@ fn plain_decimal(unscaled: i128, scale: u8) -> String {
     let padded = format!("{digits:0>width$}", width = scale + 1);
     let (int, frac) = padded.split_at(padded.len() - scale);
     let sign = if unscaled < 0 { "-" } else { "" };
-    if scale == 0 { format!("{sign}{int}") } else { format!("{sign}{int}.{frac}") }
+    if scale == 0 {
+        format!("{sign}{int}")
+    } else {
+        format!("{sign}{int}.{frac}")
+    }
 }
 
 proptest! {

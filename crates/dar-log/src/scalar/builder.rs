@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
+use arrow_array::NullArray;
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
     Float64Builder, Int8Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
     TimestampMicrosecondBuilder,
 };
-use arrow_array::NullArray;
 
 use super::parse::{
     parse_bool, parse_date, parse_decimal, parse_f32, parse_f64, parse_integer, parse_timestamp,

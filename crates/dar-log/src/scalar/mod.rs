@@ -5,9 +5,9 @@ mod builder;
 mod parse;
 
 pub(crate) use self::builder::ScalarBuilder;
+pub(crate) use self::parse::parse_integer;
 #[cfg(test)]
 pub(crate) use self::parse::{parse_decimal, parse_timestamp};
-pub(crate) use self::parse::parse_integer;
 
 #[cfg(test)]
 mod tests;

@@ -63,7 +63,10 @@ pub(crate) fn parse_decimal(text: &str, precision: u8, scale: u8) -> Option<i128
         None => (mantissa, ""),
     };
     if int_part.len() + frac_part.len() == 0
-        || !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit())
+        || !int_part
+            .bytes()
+            .chain(frac_part.bytes())
+            .all(|b| b.is_ascii_digit())
     {
         return None;
     }
@@ -123,7 +126,10 @@ fn parse_date_prefix(text: &str) -> Option<(i32, &str)> {
         b'+' => (1, 1),
         _ => (1, 0),
     };
-    let year_len = bytes[start..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let year_len = bytes[start..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
     if !(4..=6).contains(&year_len) {
         return None;
     }
@@ -176,18 +182,28 @@ pub(crate) fn parse_timestamp(text: &str) -> Option<ParsedTimestamp> {
         });
     }
     let b = rest.as_bytes();
-    if !(b[0] == b'T' || b[0] == b't' || b[0] == b' ') || b.len() < 9 || b[3] != b':' || b[6] != b':'
+    if !(b[0] == b'T' || b[0] == b't' || b[0] == b' ')
+        || b.len() < 9
+        || b[3] != b':'
+        || b[6] != b':'
     {
         return None;
     }
-    let (h, m, s) = (two_digits(&b[1..3])?, two_digits(&b[4..6])?, two_digits(&b[7..9])?);
+    let (h, m, s) = (
+        two_digits(&b[1..3])?,
+        two_digits(&b[4..6])?,
+        two_digits(&b[7..9])?,
+    );
     if h > 23 || m > 59 || s > 59 {
         return None;
     }
     let mut at = 9;
     let mut fraction_micros: i64 = 0;
     if b.get(at) == Some(&b'.') {
-        let digits = b[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let digits = b[at + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
         if digits == 0 || digits > 9 {
             return None;
         }
@@ -202,8 +218,8 @@ pub(crate) fn parse_timestamp(text: &str) -> Option<ParsedTimestamp> {
         at += 1 + digits;
     }
     let offset_seconds = parse_zone(&rest[at..])?;
-    let time_micros =
-        (i64::from(h) * 3600 + i64::from(m) * 60 + i64::from(s)) * MICROS_PER_SECOND + fraction_micros;
+    let time_micros = (i64::from(h) * 3600 + i64::from(m) * 60 + i64::from(s)) * MICROS_PER_SECOND
+        + fraction_micros;
     let micros = day_micros
         .checked_add(time_micros)?
         .checked_sub(offset_seconds.unwrap_or(0) * MICROS_PER_SECOND)?;

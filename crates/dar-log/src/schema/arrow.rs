@@ -6,7 +6,9 @@ use std::sync::Arc;
 use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, TimeUnit};
 
 use super::mapping::ColumnMappingMode;
-use super::types::{COLUMN_MAPPING_PHYSICAL_NAME_KEY, DataType, PrimitiveType, StructField, StructType};
+use super::types::{
+    COLUMN_MAPPING_PHYSICAL_NAME_KEY, DataType, PrimitiveType, StructField, StructType,
+};
 use crate::error::Result;
 
 /// Arrow field-metadata key for the Parquet field id (what arrow-rs's Parquet
@@ -83,7 +85,11 @@ pub fn to_arrow_type(dt: &DataType, mode: ColumnMappingMode) -> Result<ArrowType
                 ),
             ]);
             ArrowType::Map(
-                Arc::new(Field::new(MAP_ENTRIES_NAME, ArrowType::Struct(entries), false)),
+                Arc::new(Field::new(
+                    MAP_ENTRIES_NAME,
+                    ArrowType::Struct(entries),
+                    false,
+                )),
                 false,
             )
         }

@@ -164,7 +164,13 @@ impl StructType {
             }
             logical.push(field.name.clone());
             physical.push(field.physical_name(mode)?.to_owned());
-            collect_leaves(&field.data_type, mode, &mut logical, &mut physical, &mut leaves)?;
+            collect_leaves(
+                &field.data_type,
+                mode,
+                &mut logical,
+                &mut physical,
+                &mut leaves,
+            )?;
             logical.pop();
             physical.pop();
         }

@@ -30,7 +30,10 @@ fn every_primitive_maps_to_its_arrow_type() {
         ("boolean", A::Boolean),
         ("binary", A::Binary),
         ("date", A::Date32),
-        ("timestamp", A::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))),
+        (
+            "timestamp",
+            A::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        ),
         ("timestamp_ntz", A::Timestamp(TimeUnit::Microsecond, None)),
         ("decimal(10, 2)", A::Decimal128(10, 2)),
         ("decimal(38,38)", A::Decimal128(38, 38)),
@@ -41,11 +44,19 @@ fn every_primitive_maps_to_its_arrow_type() {
     ];
     for (name, arrow) in cases {
         let s = schema(json!([{"name": "c", "type": name}]));
-        let field = s.to_arrow(ColumnMappingMode::None).unwrap().field(0).clone();
+        let field = s
+            .to_arrow(ColumnMappingMode::None)
+            .unwrap()
+            .field(0)
+            .clone();
         assert_eq!(field.data_type(), &arrow, "{name}");
         assert!(field.is_nullable(), "nullable defaults to true");
         assert_eq!(s.fields[0].data_type.to_string().replace(' ', ""), {
-            let canonical = if name == "decimal" { "decimal(10,0)" } else { name };
+            let canonical = if name == "decimal" {
+                "decimal(10,0)"
+            } else {
+                name
+            };
             canonical.replace(' ', "")
         });
     }
@@ -71,7 +82,10 @@ fn nested_types_and_variant_forms() {
     ]);
     assert_eq!(
         arrow.field(1).data_type(),
-        &A::Map(Arc::new(Field::new("key_value", A::Struct(entries), false)), false)
+        &A::Map(
+            Arc::new(Field::new("key_value", A::Struct(entries), false)),
+            false
+        )
     );
     assert_eq!(arrow.field(2).data_type(), &variant_arrow_type());
     assert!(!arrow.field(2).is_nullable());
@@ -119,7 +133,10 @@ fn bad_schemas_name_the_field_and_type() {
             &json!({"type": "struct", "fields": [{"name": "d", "type": bad}]}).to_string(),
         )
         .unwrap_err();
-        assert!(matches!(&err, LogError::UnknownType { field, .. } if field == "d"), "{err}");
+        assert!(
+            matches!(&err, LogError::UnknownType { field, .. } if field == "d"),
+            "{err}"
+        );
         assert!(err.to_string().contains(needle), "{err}");
     }
     let array_err = StructType::from_json(
@@ -130,8 +147,14 @@ fn bad_schemas_name_the_field_and_type() {
     .unwrap_err();
     assert!(matches!(&array_err, LogError::UnknownType { field, .. } if field == "a.element"));
 
-    assert!(matches!(StructType::from_json("{"), Err(LogError::SchemaJson { .. })));
-    assert!(matches!(StructType::from_json("\"long\""), Err(LogError::InvalidSchema { .. })));
+    assert!(matches!(
+        StructType::from_json("{"),
+        Err(LogError::SchemaJson { .. })
+    ));
+    assert!(matches!(
+        StructType::from_json("\"long\""),
+        Err(LogError::InvalidSchema { .. })
+    ));
     let dup = StructType::from_json(
         &json!({"type": "struct", "fields": [{"name": "a", "type": "long"},
             {"name": "A", "type": "long"}]})
@@ -147,10 +170,22 @@ fn bad_schemas_name_the_field_and_type() {
 
 #[test]
 fn column_mapping_mode_needs_protocol_support() {
-    assert_eq!(ColumnMappingMode::from_property(Some("name"), false).unwrap(), ColumnMappingMode::None);
-    assert_eq!(ColumnMappingMode::from_property(Some("name"), true).unwrap(), ColumnMappingMode::Name);
-    assert_eq!(ColumnMappingMode::from_property(Some("ID"), true).unwrap(), ColumnMappingMode::Id);
-    assert_eq!(ColumnMappingMode::from_property(None, true).unwrap(), ColumnMappingMode::None);
+    assert_eq!(
+        ColumnMappingMode::from_property(Some("name"), false).unwrap(),
+        ColumnMappingMode::None
+    );
+    assert_eq!(
+        ColumnMappingMode::from_property(Some("name"), true).unwrap(),
+        ColumnMappingMode::Name
+    );
+    assert_eq!(
+        ColumnMappingMode::from_property(Some("ID"), true).unwrap(),
+        ColumnMappingMode::Id
+    );
+    assert_eq!(
+        ColumnMappingMode::from_property(None, true).unwrap(),
+        ColumnMappingMode::None
+    );
     assert!(matches!(
         ColumnMappingMode::from_property(Some("position"), true),
         Err(LogError::UnknownColumnMappingMode { mode }) if mode == "position"
@@ -161,28 +196,57 @@ fn column_mapping_mode_needs_protocol_support() {
 fn physical_schema_renames_at_every_depth() {
     let inner = json!({"type": "struct", "fields": [mapped("x", json!("long"), 3, "px")]});
     let s = schema(json!([
-        mapped("a", json!({"type": "array", "elementType": inner, "containsNull": true}), 1, "pa"),
-        mapped("m", json!({"type": "map", "keyType": "string", "valueType": inner}), 2, "pm"),
+        mapped(
+            "a",
+            json!({"type": "array", "elementType": inner, "containsNull": true}),
+            1,
+            "pa"
+        ),
+        mapped(
+            "m",
+            json!({"type": "map", "keyType": "string", "valueType": inner}),
+            2,
+            "pm"
+        ),
     ]));
     let physical = s.physical_schema(ColumnMappingMode::Name).unwrap();
     let arrow = physical.to_arrow(ColumnMappingMode::Id).unwrap();
     assert_eq!(arrow.field(0).name(), "pa");
     assert_eq!(arrow.field(0).metadata()["PARQUET:field_id"], "1");
-    let A::List(element) = arrow.field(0).data_type() else { panic!() };
-    let A::Struct(fields) = element.data_type() else { panic!() };
+    let A::List(element) = arrow.field(0).data_type() else {
+        panic!()
+    };
+    let A::Struct(fields) = element.data_type() else {
+        panic!()
+    };
     assert_eq!(fields[0].name(), "px");
     assert_eq!(fields[0].metadata()["PARQUET:field_id"], "3");
-    let A::Map(entries, _) = arrow.field(1).data_type() else { panic!() };
-    let A::Struct(kv) = entries.data_type() else { panic!() };
-    let A::Struct(value_fields) = kv[1].data_type() else { panic!() };
+    let A::Map(entries, _) = arrow.field(1).data_type() else {
+        panic!()
+    };
+    let A::Struct(kv) = entries.data_type() else {
+        panic!()
+    };
+    let A::Struct(value_fields) = kv[1].data_type() else {
+        panic!()
+    };
     assert_eq!(value_fields[0].name(), "px");
 
     // The logical Arrow schema keeps names and carries the mapping.
     let logical = s.to_arrow(ColumnMappingMode::Name).unwrap();
     assert_eq!(logical.field(0).name(), "a");
-    assert_eq!(logical.field(0).metadata()["delta.columnMapping.physicalName"], "pa");
+    assert_eq!(
+        logical.field(0).metadata()["delta.columnMapping.physicalName"],
+        "pa"
+    );
     // In `none` mode leftover mapping metadata is inert.
-    assert!(s.to_arrow(ColumnMappingMode::None).unwrap().field(0).metadata().is_empty());
+    assert!(
+        s.to_arrow(ColumnMappingMode::None)
+            .unwrap()
+            .field(0)
+            .metadata()
+            .is_empty()
+    );
     assert_eq!(s.physical_schema(ColumnMappingMode::None).unwrap(), s);
 }
 
@@ -192,7 +256,10 @@ fn missing_mapping_metadata_is_an_error_naming_the_field() {
         {"name": "y", "type": "long"}]}, "metadata": {
         "delta.columnMapping.id": 1, "delta.columnMapping.physicalName": "ps"}}]));
     let err = s.physical_schema(ColumnMappingMode::Name).unwrap_err();
-    assert!(matches!(&err, LogError::ColumnMapping { field, .. } if field == "s.y"), "{err}");
+    assert!(
+        matches!(&err, LogError::ColumnMapping { field, .. } if field == "s.y"),
+        "{err}"
+    );
     let no_id = schema(json!([{"name": "c", "type": "long", "metadata": {
         "delta.columnMapping.physicalName": "pc"}}]));
     assert!(no_id.physical_schema(ColumnMappingMode::Name).is_ok());
@@ -257,13 +324,19 @@ fn type_changes_are_validated_everywhere() {
     ]));
     ok.validate_type_changes().unwrap();
 
-    let nested_bad = schema(json!([{"name": "s", "type": {"type": "array", "elementType":
+    let nested_bad = schema(
+        json!([{"name": "s", "type": {"type": "array", "elementType":
         {"type": "struct", "fields": [{"name": "m", "type":
             {"type": "map", "keyType": "string", "valueType": "integer"},
-            "metadata": change("long", "integer", Some("value"))}]}}}]));
+            "metadata": change("long", "integer", Some("value"))}]}}}]),
+    );
     let err = nested_bad.validate_type_changes().unwrap_err();
     match &err {
-        LogError::InvalidTypeChange { field, from_type, to_type } => {
+        LogError::InvalidTypeChange {
+            field,
+            from_type,
+            to_type,
+        } => {
             assert_eq!(field, "s.element.m.value");
             assert_eq!((from_type.as_str(), to_type.as_str()), ("long", "integer"));
         }
@@ -271,12 +344,23 @@ fn type_changes_are_validated_everywhere() {
     }
     assert!(err.to_string().contains("long") && err.to_string().contains("s.element.m.value"));
 
-    let unknown = schema(json!([{"name": "a", "type": "long", "metadata": change("uint", "long", None)}]));
-    assert!(matches!(unknown.validate_type_changes(), Err(LogError::InvalidTypeChange { from_type, .. }) if from_type == "uint"));
-    let malformed = schema(json!([{"name": "a", "type": "long", "metadata": {"delta.typeChanges": {"x": 1}}}]));
-    assert!(matches!(malformed.validate_type_changes(), Err(LogError::InvalidTypeChangeMetadata { field, .. }) if field == "a"));
-    let no_to = schema(json!([{"name": "a", "type": "long", "metadata": {"delta.typeChanges": [{"fromType": "byte"}]}}]));
-    assert!(matches!(no_to.validate_type_changes(), Err(LogError::InvalidTypeChangeMetadata { .. })));
+    let unknown =
+        schema(json!([{"name": "a", "type": "long", "metadata": change("uint", "long", None)}]));
+    assert!(
+        matches!(unknown.validate_type_changes(), Err(LogError::InvalidTypeChange { from_type, .. }) if from_type == "uint")
+    );
+    let malformed =
+        schema(json!([{"name": "a", "type": "long", "metadata": {"delta.typeChanges": {"x": 1}}}]));
+    assert!(
+        matches!(malformed.validate_type_changes(), Err(LogError::InvalidTypeChangeMetadata { field, .. }) if field == "a")
+    );
+    let no_to = schema(
+        json!([{"name": "a", "type": "long", "metadata": {"delta.typeChanges": [{"fromType": "byte"}]}}]),
+    );
+    assert!(matches!(
+        no_to.validate_type_changes(),
+        Err(LogError::InvalidTypeChangeMetadata { .. })
+    ));
 }
 
 #[test]
@@ -284,14 +368,30 @@ fn stats_columns_follow_config_and_skip_partitions() {
     let s = schema(json!([
         mapped("p", json!("string"), 1, "pp"),
         mapped("a", json!("long"), 2, "pa"),
-        mapped("s", json!({"type": "struct", "fields": [
-            mapped("x", json!("date"), 4, "px"), mapped("b", json!("boolean"), 5, "pb")]}), 3, "ps"),
+        mapped(
+            "s",
+            json!({"type": "struct", "fields": [
+            mapped("x", json!("date"), 4, "px"), mapped("b", json!("boolean"), 5, "pb")]}),
+            3,
+            "ps"
+        ),
         mapped("v", json!("void"), 6, "pv"),
-        mapped("arr", json!({"type": "array", "elementType": "long"}), 7, "parr"),
+        mapped(
+            "arr",
+            json!({"type": "array", "elementType": "long"}),
+            7,
+            "parr"
+        ),
         mapped("z", json!("decimal(5,1)"), 8, "pz"),
     ]));
     let parts = vec!["P".to_owned()];
-    let all = s.stats_columns(ColumnMappingMode::Name, &parts, &StatsColumnsConfig::default()).unwrap();
+    let all = s
+        .stats_columns(
+            ColumnMappingMode::Name,
+            &parts,
+            &StatsColumnsConfig::default(),
+        )
+        .unwrap();
     let names: Vec<String> = all.iter().map(StatsColumn::logical_name).collect();
     assert_eq!(names, ["a", "s.x", "s.b", "arr", "z"]);
     assert_eq!(all[1].physical_path, ["ps", "px"]);
@@ -299,18 +399,31 @@ fn stats_columns_follow_config_and_skip_partitions() {
     assert_eq!(min_max, [true, true, false, false, true]);
 
     let two = StatsColumnsConfig::default().with_num_indexed_cols(2);
-    assert_eq!(s.stats_columns(ColumnMappingMode::Name, &parts, &two).unwrap().len(), 2);
+    assert_eq!(
+        s.stats_columns(ColumnMappingMode::Name, &parts, &two)
+            .unwrap()
+            .len(),
+        2
+    );
     let conf: HashMap<String, String> = [
         (NUM_INDEXED_COLS_KEY.to_owned(), "1".to_owned()),
         (STATS_COLUMNS_KEY.to_owned(), "z, S".to_owned()),
     ]
     .into();
     let listed = s
-        .stats_columns(ColumnMappingMode::None, &parts, &StatsColumnsConfig::from_configuration(&conf).unwrap())
+        .stats_columns(
+            ColumnMappingMode::None,
+            &parts,
+            &StatsColumnsConfig::from_configuration(&conf).unwrap(),
+        )
         .unwrap();
     let names: Vec<String> = listed.iter().map(StatsColumn::logical_name).collect();
     assert_eq!(names, ["s.x", "s.b", "z"], "the list wins over the count");
-    assert_eq!(listed[0].physical_path, ["s", "x"], "none mode uses logical names");
+    assert_eq!(
+        listed[0].physical_path,
+        ["s", "x"],
+        "none mode uses logical names"
+    );
 
     let bad: HashMap<String, String> = [(NUM_INDEXED_COLS_KEY.to_owned(), "-2".to_owned())].into();
     assert!(matches!(
@@ -318,7 +431,12 @@ fn stats_columns_follow_config_and_skip_partitions() {
         Err(LogError::InvalidTableProperty { value, .. }) if value == "-2"
     ));
     let all_cols = StatsColumnsConfig::default().with_num_indexed_cols(-1);
-    assert_eq!(s.stats_columns(ColumnMappingMode::None, &[], &all_cols).unwrap().len(), 6);
+    assert_eq!(
+        s.stats_columns(ColumnMappingMode::None, &[], &all_cols)
+            .unwrap()
+            .len(),
+        6
+    );
 }
 
 #[test]
@@ -327,15 +445,22 @@ fn stats_column_lists_parse_backticks() {
         parse_column_list_for_tests("a, b.c ,`d.e`.f, `g``h`").unwrap(),
         vec![vec!["a"], vec!["b", "c"], vec!["d.e", "f"], vec!["g`h"]]
     );
-    assert_eq!(parse_column_list_for_tests("").unwrap(), Vec::<Vec<String>>::new());
+    assert_eq!(
+        parse_column_list_for_tests("").unwrap(),
+        Vec::<Vec<String>>::new()
+    );
     assert!(parse_column_list_for_tests("`open").is_none());
     assert!(parse_column_list_for_tests("a,,b").is_none());
 }
 
 #[test]
 fn field_lookup_by_path() {
-    let s = schema(json!([{"name": "Outer", "type": {"type": "struct", "fields": [
-        {"name": "inner", "type": "long"}]}}]));
+    let s = schema(
+        json!([{"name": "Outer", "type": {"type": "struct", "fields": [
+        {"name": "inner", "type": "long"}]}}]),
+    );
     assert_eq!(s.field_at_path(&["outer", "INNER"]).unwrap().name, "inner");
-    assert!(matches!(s.field_at_path(&["outer", "nope"]), Err(LogError::ColumnNotFound { column }) if column == "outer.nope"));
+    assert!(
+        matches!(s.field_at_path(&["outer", "nope"]), Err(LogError::ColumnNotFound { column }) if column == "outer.nope")
+    );
 }

@@ -20,8 +20,7 @@ pub fn is_allowed_widening(from: PrimitiveType, to: PrimitiveType) -> bool {
         (P::Byte | P::Short | P::Integer, P::Double) => true,
         (P::Date, P::TimestampNtz) => true,
         (P::Decimal(f), P::Decimal(t)) => {
-            t.scale() >= f.scale()
-                && (t.precision() - t.scale()) >= (f.precision() - f.scale())
+            t.scale() >= f.scale() && (t.precision() - t.scale()) >= (f.precision() - f.scale())
         }
         (from, P::Decimal(t)) => match integer_digits(from) {
             Some(digits) => t.precision() - t.scale() >= digits,
@@ -98,9 +97,11 @@ fn validate_changes(changes: &Value, path: &str) -> Result<()> {
         field: path.to_owned(),
         reason,
     };
-    let entries = changes
-        .as_array()
-        .ok_or_else(|| malformed(format!("{TYPE_CHANGES_KEY} must be an array, found {changes}")))?;
+    let entries = changes.as_array().ok_or_else(|| {
+        malformed(format!(
+            "{TYPE_CHANGES_KEY} must be an array, found {changes}"
+        ))
+    })?;
     for entry in entries {
         let type_of = |key: &str| -> Result<&str> {
             entry
@@ -118,8 +119,10 @@ fn validate_changes(changes: &Value, path: &str) -> Result<()> {
             from_type: from_name.to_owned(),
             to_type: to_name.to_owned(),
         };
-        let (Some(from), Some(to)) = (PrimitiveType::parse(from_name), PrimitiveType::parse(to_name))
-        else {
+        let (Some(from), Some(to)) = (
+            PrimitiveType::parse(from_name),
+            PrimitiveType::parse(to_name),
+        ) else {
             return Err(invalid());
         };
         if !is_allowed_widening(from, to) {

@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserializer;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// Where an object was expected, anything else means "no stats here".
@@ -91,7 +91,9 @@ impl PathTrie {
                             Target::Node(nodes.len() - 1)
                         };
                         let current = &mut nodes[node];
-                        current.index.insert(name.as_str().into(), current.names.len());
+                        current
+                            .index
+                            .insert(name.as_str().into(), current.names.len());
                         current.names.push(name.as_str().into());
                         current.targets.push(target);
                         match target {
@@ -251,7 +253,6 @@ impl<'de, 't, 's> Visitor<'de> for NodeSeed<'t, 's, 'de> {
 
     ignore_non_objects!();
 }
-
 
 /// Deserializes an object key as a borrowed (or, when escaped, transient)
 /// `&str` and maps it without allocating.

@@ -41,7 +41,11 @@ impl StatsBuilder {
             None => new_null_array(&ArrowType::Int64, rows),
         };
         let tight_bounds = tight_bounds(child("tightBounds")?, parent, rows);
-        let sections = [child("minValues")?, child("maxValues")?, child("nullCount")?];
+        let sections = [
+            child("minValues")?,
+            child("maxValues")?,
+            child("nullCount")?,
+        ];
 
         let n = self.columns.len();
         let mut mins = Vec::with_capacity(n);

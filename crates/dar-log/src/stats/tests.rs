@@ -20,7 +20,11 @@ fn columns(fields: serde_json::Value) -> Vec<StatsColumn> {
     let schema =
         StructType::from_json(&json!({"type": "struct", "fields": fields}).to_string()).unwrap();
     schema
-        .stats_columns(ColumnMappingMode::None, &[], &StatsColumnsConfig::default().with_num_indexed_cols(-1))
+        .stats_columns(
+            ColumnMappingMode::None,
+            &[],
+            &StatsColumnsConfig::default().with_num_indexed_cols(-1),
+        )
         .unwrap()
 }
 
@@ -63,28 +67,69 @@ fn json_stats_into_typed_columns() {
     b.push_json(Some(r#"{"numRecords":0}"#));
     let stats = b.finish().unwrap();
     assert_eq!(stats.len(), 3);
-    assert_eq!(stats.num_records.iter().collect::<Vec<_>>(), [Some(4), None, Some(0)]);
-    assert_eq!(stats.tight_bounds.iter().collect::<Vec<_>>(), [Some(false), None, Some(true)]);
+    assert_eq!(
+        stats.num_records.iter().collect::<Vec<_>>(),
+        [Some(4), None, Some(0)]
+    );
+    assert_eq!(
+        stats.tight_bounds.iter().collect::<Vec<_>>(),
+        [Some(false), None, Some(true)]
+    );
 
-    assert_eq!(min(&stats, "i").as_primitive::<Int32Type>().iter().collect::<Vec<_>>(), [Some(-1), None, None]);
-    assert_eq!(max(&stats, "f").as_primitive::<Float32Type>().value(0), 3.14f32);
+    assert_eq!(
+        min(&stats, "i")
+            .as_primitive::<Int32Type>()
+            .iter()
+            .collect::<Vec<_>>(),
+        [Some(-1), None, None]
+    );
+    assert_eq!(
+        max(&stats, "f").as_primitive::<Float32Type>().value(0),
+        3.14f32
+    );
     assert!(min(&stats, "d").is_null(0), "\"NaN\" is no bound");
-    assert_eq!(max(&stats, "d").as_primitive::<Float64Type>().value(0), 1e300);
+    assert_eq!(
+        max(&stats, "d").as_primitive::<Float64Type>().value(0),
+        1e300
+    );
     let dec = min(&stats, "dec");
     assert_eq!(dec.data_type(), &A::Decimal128(20, 10));
-    assert_eq!(dec.as_primitive::<Decimal128Type>().value(0), -99_999_999_999_999_999_999);
-    assert_eq!(max(&stats, "dec").as_primitive::<Decimal128Type>().value(0), 0);
+    assert_eq!(
+        dec.as_primitive::<Decimal128Type>().value(0),
+        -99_999_999_999_999_999_999
+    );
+    assert_eq!(
+        max(&stats, "dec").as_primitive::<Decimal128Type>().value(0),
+        0
+    );
     assert_eq!(min(&stats, "s").as_string::<i32>().value(0), "a\"é");
-    assert_eq!(min(&stats, "date").as_primitive::<Date32Type>().value(0), 19_372);
+    assert_eq!(
+        min(&stats, "date").as_primitive::<Date32Type>().value(0),
+        19_372
+    );
     let ts = min(&stats, "ts");
-    assert_eq!(ts.data_type(), &A::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())));
-    assert_eq!(ts.as_primitive::<TimestampMicrosecondType>().value(0), 1_685_559_513_633_000);
-    assert_eq!(min(&stats, "ntz").as_primitive::<TimestampMicrosecondType>().value(0), 1_686_832_200_000_000);
+    assert_eq!(
+        ts.data_type(),
+        &A::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into()))
+    );
+    assert_eq!(
+        ts.as_primitive::<TimestampMicrosecondType>().value(0),
+        1_685_559_513_633_000
+    );
+    assert_eq!(
+        min(&stats, "ntz")
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(0),
+        1_686_832_200_000_000
+    );
     assert_eq!(max(&stats, "n.x").as_primitive::<Int64Type>().value(0), 50);
 
     let b = stats.column("b").unwrap();
     assert!(b.min_values.is_none() && b.max_values.is_none());
-    assert_eq!(b.null_count.iter().collect::<Vec<_>>(), [Some(3), None, None]);
+    assert_eq!(
+        b.null_count.iter().collect::<Vec<_>>(),
+        [Some(3), None, None]
+    );
     assert_eq!(stats.column("n.x").unwrap().null_count.value(0), 4);
     assert!(stats.columns.iter().all(|c| c.invalid == 0));
     assert_eq!(stats.malformed, 0);
@@ -111,10 +156,24 @@ fn stats_in_an_old_type_become_null_and_are_counted() {
     let invalid: Vec<usize> = stats.columns.iter().map(|c| c.invalid).collect();
     assert_eq!(invalid, [2, 2, 1, 3, 2]);
     assert!(min(&stats, "l").is_null(0) && max(&stats, "l").is_null(0));
-    assert_eq!(min(&stats, "ntz").as_primitive::<TimestampMicrosecondType>().value(0), 1_673_740_800_000_000);
-    assert!(max(&stats, "ntz").is_null(0), "a zone on timestamp_ntz is not that type");
-    assert_eq!(min(&stats, "dec").as_primitive::<Decimal128Type>().value(0), 120);
-    assert!(max(&stats, "dec").is_null(0), "123.45 does not fit decimal(4,1)");
+    assert_eq!(
+        min(&stats, "ntz")
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(0),
+        1_673_740_800_000_000
+    );
+    assert!(
+        max(&stats, "ntz").is_null(0),
+        "a zone on timestamp_ntz is not that type"
+    );
+    assert_eq!(
+        min(&stats, "dec").as_primitive::<Decimal128Type>().value(0),
+        120
+    );
+    assert!(
+        max(&stats, "dec").is_null(0),
+        "123.45 does not fit decimal(4,1)"
+    );
     assert_eq!(stats.column("l").unwrap().null_count.value(0), -1);
     assert!(stats.column("ntz").unwrap().null_count.is_null(0));
 }
@@ -122,7 +181,11 @@ fn stats_in_an_old_type_become_null_and_are_counted() {
 #[test]
 fn malformed_json_means_no_stats() {
     let mut b = StatsBuilder::new(all_types());
-    for text in [r#"{"numRecords":1,"minValues":{"i":1"#, "nope", r#"{"a":1} trailing"#] {
+    for text in [
+        r#"{"numRecords":1,"minValues":{"i":1"#,
+        "nope",
+        r#"{"a":1} trailing"#,
+    ] {
         b.push_json(Some(text));
     }
     b.push_json(Some("[1,2]"));
@@ -133,18 +196,31 @@ fn malformed_json_means_no_stats() {
     assert_eq!(stats.num_records.null_count(), 5);
     assert!(min(&stats, "i").is_null(0));
     // A non-object stats value is well-formed JSON without any stats.
-    assert_eq!(stats.tight_bounds.iter().collect::<Vec<_>>(), [None, None, None, Some(true), Some(true)]);
+    assert_eq!(
+        stats.tight_bounds.iter().collect::<Vec<_>>(),
+        [None, None, None, Some(true), Some(true)]
+    );
 }
 
 #[test]
 fn duplicate_and_reordered_keys() {
     let cols = columns(json!([{"name": "a", "type": "long"}, {"name": "b", "type": "long"}]));
     let mut b = StatsBuilder::new(cols);
-    b.push_json(Some(r#"{"minValues":{"b":2,"a":1,"a":3},"maxValues":{"\u0061":9}}"#));
+    b.push_json(Some(
+        r#"{"minValues":{"b":2,"a":1,"a":3},"maxValues":{"\u0061":9}}"#,
+    ));
     let stats = b.finish().unwrap();
-    assert_eq!(min(&stats, "a").as_primitive::<Int64Type>().value(0), 3, "last duplicate wins, as in serde");
+    assert_eq!(
+        min(&stats, "a").as_primitive::<Int64Type>().value(0),
+        3,
+        "last duplicate wins, as in serde"
+    );
     assert_eq!(min(&stats, "b").as_primitive::<Int64Type>().value(0), 2);
-    assert_eq!(max(&stats, "a").as_primitive::<Int64Type>().value(0), 9, "escaped keys match");
+    assert_eq!(
+        max(&stats, "a").as_primitive::<Int64Type>().value(0),
+        9,
+        "escaped keys match"
+    );
 }
 
 fn struct_of(fields: Vec<(&str, ArrayRef)>, nulls: Option<NullBuffer>) -> ArrayRef {
@@ -167,16 +243,28 @@ fn stats_parsed_structs_are_cast_up() {
     ]));
     let mins = struct_of(
         vec![
-            ("l", Arc::new(Int32Array::from(vec![Some(1), Some(2), None]))),
+            (
+                "l",
+                Arc::new(Int32Array::from(vec![Some(1), Some(2), None])),
+            ),
             ("d", Arc::new(Int32Array::from(vec![10, 11, 12]))),
             ("ts", Arc::new(Int64Array::from(vec![1_000_000, 2, 3]))),
             ("x", Arc::new(Float64Array::from(vec![f64::NAN, 1.5, 2.5]))),
             ("s", Arc::new(Int32Array::from(vec![1, 2, 3]))),
-            ("nested", struct_of(vec![("y", Arc::new(Int32Array::from(vec![5, 6, 7])))], Some(NullBuffer::from(vec![true, false, true])))),
+            (
+                "nested",
+                struct_of(
+                    vec![("y", Arc::new(Int32Array::from(vec![5, 6, 7])))],
+                    Some(NullBuffer::from(vec![true, false, true])),
+                ),
+            ),
         ],
         None,
     );
-    let maxs = struct_of(vec![("D", Arc::new(Date32Array::from(vec![20, 21, 22])))], None);
+    let maxs = struct_of(
+        vec![("D", Arc::new(Date32Array::from(vec![20, 21, 22])))],
+        None,
+    );
     let null_counts = struct_of(vec![("l", Arc::new(Int32Array::from(vec![0, 1, 2])))], None);
     let stats_parsed = StructArray::new(
         Fields::from(vec![
@@ -200,16 +288,68 @@ fn stats_parsed_structs_are_cast_up() {
     b.extend_parsed(&stats_parsed).unwrap();
     b.push_json(Some(r#"{"numRecords":2}"#));
     let stats = b.finish().unwrap();
-    assert_eq!(stats.num_records.iter().collect::<Vec<_>>(), [Some(1), Some(10), Some(20), None, Some(2)]);
-    assert_eq!(stats.tight_bounds.iter().collect::<Vec<_>>(), [Some(true), Some(true), Some(false), None, Some(true)]);
-    assert_eq!(min(&stats, "l").as_primitive::<Int64Type>().iter().collect::<Vec<_>>(), [Some(100), Some(1), Some(2), None, None]);
-    assert_eq!(min(&stats, "d").as_primitive::<Date32Type>().iter().collect::<Vec<_>>(), [None, Some(10), Some(11), None, None]);
-    assert_eq!(max(&stats, "d").as_primitive::<Date32Type>().iter().collect::<Vec<_>>(), [None, Some(20), Some(21), None, None]);
-    assert_eq!(min(&stats, "ts").as_primitive::<TimestampMicrosecondType>().value(1), 1_000_000);
-    assert_eq!(min(&stats, "ts").data_type(), &A::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into())));
-    assert_eq!(min(&stats, "x").as_primitive::<Float64Type>().iter().collect::<Vec<_>>(), [None, None, Some(1.5), None, None]);
-    assert_eq!(min(&stats, "nested.y").as_primitive::<Int32Type>().iter().collect::<Vec<_>>(), [None, Some(5), None, None, None]);
-    assert_eq!(stats.column("l").unwrap().null_count.iter().collect::<Vec<_>>(), [None, Some(0), Some(1), None, None]);
+    assert_eq!(
+        stats.num_records.iter().collect::<Vec<_>>(),
+        [Some(1), Some(10), Some(20), None, Some(2)]
+    );
+    assert_eq!(
+        stats.tight_bounds.iter().collect::<Vec<_>>(),
+        [Some(true), Some(true), Some(false), None, Some(true)]
+    );
+    assert_eq!(
+        min(&stats, "l")
+            .as_primitive::<Int64Type>()
+            .iter()
+            .collect::<Vec<_>>(),
+        [Some(100), Some(1), Some(2), None, None]
+    );
+    assert_eq!(
+        min(&stats, "d")
+            .as_primitive::<Date32Type>()
+            .iter()
+            .collect::<Vec<_>>(),
+        [None, Some(10), Some(11), None, None]
+    );
+    assert_eq!(
+        max(&stats, "d")
+            .as_primitive::<Date32Type>()
+            .iter()
+            .collect::<Vec<_>>(),
+        [None, Some(20), Some(21), None, None]
+    );
+    assert_eq!(
+        min(&stats, "ts")
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(1),
+        1_000_000
+    );
+    assert_eq!(
+        min(&stats, "ts").data_type(),
+        &A::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into()))
+    );
+    assert_eq!(
+        min(&stats, "x")
+            .as_primitive::<Float64Type>()
+            .iter()
+            .collect::<Vec<_>>(),
+        [None, None, Some(1.5), None, None]
+    );
+    assert_eq!(
+        min(&stats, "nested.y")
+            .as_primitive::<Int32Type>()
+            .iter()
+            .collect::<Vec<_>>(),
+        [None, Some(5), None, None, None]
+    );
+    assert_eq!(
+        stats
+            .column("l")
+            .unwrap()
+            .null_count
+            .iter()
+            .collect::<Vec<_>>(),
+        [None, Some(0), Some(1), None, None]
+    );
     // Int32 cast to Utf8 works in Arrow, so a string column takes "1", "2".
     assert_eq!(min(&stats, "s").as_string::<i32>().value(1), "1");
     assert!(stats.columns.iter().all(|c| c.invalid == 0));
@@ -217,8 +357,15 @@ fn stats_parsed_structs_are_cast_up() {
     // A leaf whose type cannot be cast is null and counted.
     let cols = columns(json!([{"name": "d", "type": "date"}]));
     let bad = StructArray::new(
-        Fields::from(vec![Field::new("minValues", A::Struct(Fields::from(vec![Field::new("d", A::Utf8, true)])), true)]),
-        vec![struct_of(vec![("d", Arc::new(StringArray::from(vec![Some("nope"), None])))], None)],
+        Fields::from(vec![Field::new(
+            "minValues",
+            A::Struct(Fields::from(vec![Field::new("d", A::Utf8, true)])),
+            true,
+        )]),
+        vec![struct_of(
+            vec![("d", Arc::new(StringArray::from(vec![Some("nope"), None])))],
+            None,
+        )],
         None,
     );
     let mut b = StatsBuilder::new(cols);
@@ -226,7 +373,10 @@ fn stats_parsed_structs_are_cast_up() {
     let stats = b.finish().unwrap();
     assert_eq!(stats.column("d").unwrap().invalid, 1);
     assert_eq!(min(&stats, "d").null_count(), 2);
-    assert_eq!(stats.tight_bounds.iter().collect::<Vec<_>>(), [Some(true), Some(true)]);
+    assert_eq!(
+        stats.tight_bounds.iter().collect::<Vec<_>>(),
+        [Some(true), Some(true)]
+    );
 }
 
 #[test]
