@@ -48,6 +48,8 @@ pub struct FaultStore<T> {
     script: Mutex<VecDeque<Fault>>,
     injected: AtomicU64,
     calls: AtomicU64,
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +71,8 @@ impl<T: ObjectStore> FaultStore<T> {
             script: Mutex::new(VecDeque::new()),
             injected: AtomicU64::new(0),
             calls: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            max_in_flight: AtomicU64::new(0),
         }
     }
 
@@ -93,6 +97,44 @@ impl<T: ObjectStore> FaultStore<T> {
     /// `get_opts` calls seen so far.
     pub fn calls(&self) -> u64 {
         self.calls.load(Ordering::Relaxed)
+    }
+
+    /// Most `get_opts` calls seen running at the same time (until the
+    /// response headers are returned).
+    pub fn max_in_flight(&self) -> u64 {
+        self.max_in_flight.load(Ordering::Relaxed)
+    }
+
+    async fn inject(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        match self.next_fault() {
+            None => self.inner.get_opts(location, options).await,
+            Some(Fault::ConnectionReset) => Err(generic("connection reset by peer")),
+            Some(Fault::ServiceUnavailable) => {
+                Err(generic("HTTP 503 Service Unavailable: SlowDown"))
+            }
+            Some(Fault::Slow(d)) => {
+                tokio::time::sleep(d).await;
+                self.inner.get_opts(location, options).await
+            }
+            Some(Fault::TruncatedBody { keep }) => {
+                let (mut r, body) = body_of(self.inner.get_opts(location, options).await?).await?;
+                let cut = body.slice(..(keep as usize).min(body.len()));
+                r.payload =
+                    GetResultPayload::Stream(futures::stream::once(async move { Ok(cut) }).boxed());
+                Ok(r)
+            }
+            Some(Fault::ResetMidBody { keep }) => {
+                let (mut r, body) = body_of(self.inner.get_opts(location, options).await?).await?;
+                let cut = body.slice(..(keep as usize).min(body.len()));
+                let items = vec![Ok(cut), Err(generic("connection reset mid-body"))];
+                r.payload = GetResultPayload::Stream(futures::stream::iter(items).boxed());
+                Ok(r)
+            }
+        }
     }
 
     fn next_fault(&self) -> Option<Fault> {
@@ -153,31 +195,11 @@ impl<T: ObjectStore> ObjectStore for FaultStore<T> {
         options: GetOptions,
     ) -> object_store::Result<GetResult> {
         self.calls.fetch_add(1, Ordering::Relaxed);
-        match self.next_fault() {
-            None => self.inner.get_opts(location, options).await,
-            Some(Fault::ConnectionReset) => Err(generic("connection reset by peer")),
-            Some(Fault::ServiceUnavailable) => {
-                Err(generic("HTTP 503 Service Unavailable: SlowDown"))
-            }
-            Some(Fault::Slow(d)) => {
-                tokio::time::sleep(d).await;
-                self.inner.get_opts(location, options).await
-            }
-            Some(Fault::TruncatedBody { keep }) => {
-                let (mut r, body) = body_of(self.inner.get_opts(location, options).await?).await?;
-                let cut = body.slice(..(keep as usize).min(body.len()));
-                r.payload =
-                    GetResultPayload::Stream(futures::stream::once(async move { Ok(cut) }).boxed());
-                Ok(r)
-            }
-            Some(Fault::ResetMidBody { keep }) => {
-                let (mut r, body) = body_of(self.inner.get_opts(location, options).await?).await?;
-                let cut = body.slice(..(keep as usize).min(body.len()));
-                let items = vec![Ok(cut), Err(generic("connection reset mid-body"))];
-                r.payload = GetResultPayload::Stream(futures::stream::iter(items).boxed());
-                Ok(r)
-            }
-        }
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::Relaxed);
+        let result = self.inject(location, options).await;
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        result
     }
 
     fn delete_stream(

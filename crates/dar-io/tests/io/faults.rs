@@ -149,3 +149,27 @@ async fn parquet_scan_survives_one_fault_of_each_kind() {
     assert_eq!(scan(r, None).await.unwrap(), full_result());
     assert_eq!(faults.injected(), 5);
 }
+
+#[tokio::test]
+async fn concurrency_limit_caps_requests_in_flight() {
+    for limit in [1usize, 2, 4] {
+        let inner = InMemory::new();
+        inner.put(&Path::from(BLOB), blob().into()).await.unwrap();
+        let faults = Arc::new(FaultStore::new(inner).with_faults(vec![
+            Fault::Slow(
+                Duration::from_millis(30)
+            );
+            8
+        ]));
+        let table = TableStore::builder("memory://t")
+            .with_store(Arc::clone(&faults) as Arc<dyn ObjectStore>)
+            .with_max_concurrency(limit)
+            .build()
+            .unwrap();
+        let path = Path::from(BLOB);
+        let reads = (0..8).map(|i| table.store().get_range(&path, i * 10..i * 10 + 10));
+        let got = futures::future::try_join_all(reads).await.unwrap();
+        assert_eq!(got.len(), 8);
+        assert_eq!(faults.max_in_flight(), limit as u64, "limit {limit}");
+    }
+}
