@@ -1,0 +1,203 @@
+//! [`ScanBuilder`]: what to read (columns, predicate, limit) and how (batch
+//! size, concurrency, order); [`ScanBuilder::build`] prunes files and
+//! yields a [`ScanPlan`].
+
+use std::sync::Arc;
+
+use arrow_schema::{Fields, Schema};
+use dar_prune::Expr;
+
+use crate::context::{ContextInner, ScanContext};
+use crate::error::{Result, ScanError};
+use crate::files;
+use crate::metrics::{ScanMetrics, Stage};
+use crate::plan::ScanPlan;
+use crate::residual::ScanPredicate;
+use crate::schema::projection::OutputColumn;
+use crate::table::Table;
+
+/// Default rows per output batch.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+/// Default number of files in flight.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
+#[derive(Debug, Clone)]
+enum PredicateInput {
+    Expr(Expr),
+    Sql(String),
+}
+
+/// Describes a scan of a [`Table`]; consuming `with_*` setters.
+#[derive(Debug, Clone)]
+pub struct ScanBuilder {
+    table: Table,
+    columns: Option<Vec<Vec<String>>>,
+    predicate: Option<PredicateInput>,
+    limit: Option<usize>,
+    batch_size: usize,
+    concurrency: usize,
+    ordered: bool,
+}
+
+impl ScanBuilder {
+    pub(crate) fn new(table: Table) -> Self {
+        Self {
+            table,
+            columns: None,
+            predicate: None,
+            limit: None,
+            batch_size: DEFAULT_BATCH_SIZE,
+            concurrency: DEFAULT_CONCURRENCY,
+            ordered: true,
+        }
+    }
+
+    /// Output columns, in this order: top-level names or dotted paths to
+    /// struct fields (`"a.b"`, output as a column named `a.b`). An empty
+    /// list reads no column: batches carry only row counts (a count).
+    /// Default: every column of the table.
+    pub fn with_columns(mut self, columns: impl IntoIterator<Item = impl AsRef<str>>) -> Self {
+        self.columns = Some(
+            columns
+                .into_iter()
+                .map(|c| c.as_ref().split('.').map(str::to_string).collect())
+                .collect(),
+        );
+        self
+    }
+
+    /// Output columns as explicit paths (for names that contain dots).
+    pub fn with_column_paths(mut self, paths: Vec<Vec<String>>) -> Self {
+        self.columns = Some(paths);
+        self
+    }
+
+    /// Only rows for which `predicate` is true (SQL three-valued logic).
+    pub fn with_predicate(mut self, predicate: Expr) -> Self {
+        self.predicate = Some(PredicateInput::Expr(predicate));
+        self
+    }
+
+    /// Only rows for which the SQL text `predicate` is true (parsed by
+    /// `dar_prune::parse_expr` at [`ScanBuilder::build`]).
+    pub fn with_predicate_sql(mut self, predicate: impl Into<String>) -> Self {
+        self.predicate = Some(PredicateInput::Sql(predicate.into()));
+        self
+    }
+
+    /// At most `limit` rows; all I/O stops once they are out.
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Rows per batch (default 8,192).
+    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
+        self.batch_size = batch_size;
+        self
+    }
+
+    /// Files read at the same time (default 4).
+    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
+    /// Batches in file order (default) or as soon as any file yields them.
+    pub fn with_ordered(mut self, ordered: bool) -> Self {
+        self.ordered = ordered;
+        self
+    }
+
+    /// Validates the options, binds the predicate, prunes files with the
+    /// file index, and returns the plan.
+    pub fn build(self) -> Result<ScanPlan> {
+        if self.batch_size == 0 {
+            return Err(ScanError::InvalidOption {
+                option: "batch_size",
+                reason: "must be at least 1".into(),
+            });
+        }
+        if self.concurrency == 0 {
+            return Err(ScanError::InvalidOption {
+                option: "concurrency",
+                reason: "must be at least 1".into(),
+            });
+        }
+        let table = &self.table;
+        let snapshot = table.snapshot();
+        let schema: &Schema = table.logical_schema();
+        let fields: Fields = schema.fields().clone();
+        let mode = snapshot.column_mapping_mode();
+        let partition_columns = snapshot.partition_columns().to_vec();
+
+        let paths: Vec<Vec<String>> = match &self.columns {
+            Some(c) => c.clone(),
+            None => fields.iter().map(|f| vec![f.name().clone()]).collect(),
+        };
+        let output = paths
+            .iter()
+            .map(|p| OutputColumn::resolve(&fields, p))
+            .collect::<Result<Vec<_>>>()?;
+        let output_schema = Arc::new(Schema::new(
+            output.iter().map(|c| c.field.clone()).collect::<Vec<_>>(),
+        ));
+        let mut projection_roots: Vec<String> = Vec::new();
+        for c in &output {
+            if let Some(r) = c.path.first()
+                && !projection_roots.contains(r)
+            {
+                projection_roots.push(r.clone());
+            }
+        }
+
+        let expr = match self.predicate {
+            None => None,
+            Some(PredicateInput::Expr(e)) => Some(e),
+            Some(PredicateInput::Sql(s)) => Some(
+                dar_prune::parse_expr(&s).map_err(|source| ScanError::Predicate { source })?,
+            ),
+        };
+        let predicate = expr
+            .map(|e| ScanPredicate::new(e, schema, &partition_columns, mode))
+            .transpose()?;
+
+        let metrics = ScanMetrics::new(table.store().metrics().clone());
+        let index = snapshot.file_index().map_err(|e| table.log_error(e))?;
+        let (kept, pruned) = {
+            let _t = metrics.time(Stage::FilePruning);
+            files::prune(
+                index,
+                snapshot.table_properties(),
+                predicate.as_ref().map(|p| &p.logical),
+            )
+        };
+        metrics.add_files_total(index.len() as u64);
+        metrics.add_files_pruned(pruned as u64);
+        let mappings = files::column_mappings(&fields, &partition_columns, mode);
+        let tasks = kept
+            .into_iter()
+            .map(|i| files::task(index, i, &mappings))
+            .collect();
+
+        let count_only = output.is_empty() && predicate.is_none();
+        let context = ScanContext::new(ContextInner {
+            store: table.store().clone(),
+            dv_cache: Arc::clone(table.dv_cache()),
+            mode,
+            fields,
+            partition_columns,
+            output,
+            output_schema,
+            projection_roots,
+            predicate,
+            batch_size: self.batch_size,
+            limit: self.limit,
+            concurrency: self.concurrency,
+            ordered: self.ordered,
+            metrics,
+            count_only,
+        });
+        Ok(ScanPlan::new(context, tasks))
+    }
+}

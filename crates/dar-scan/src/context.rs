@@ -1,0 +1,67 @@
+//! [`ScanContext`]: what every task of one scan shares (store, caches,
+//! schema, predicate, options, metrics).
+
+use std::sync::Arc;
+
+use arrow_schema::{Fields, SchemaRef};
+use dar_dv::DvCache;
+use dar_io::TableStore;
+use dar_log::schema::ColumnMappingMode;
+
+use crate::metrics::ScanMetrics;
+use crate::residual::ScanPredicate;
+use crate::schema::projection::OutputColumn;
+
+#[derive(Debug)]
+pub(crate) struct ContextInner {
+    pub store: TableStore,
+    pub dv_cache: Arc<DvCache>,
+    pub mode: ColumnMappingMode,
+    /// The table's logical top-level fields (relaxed nullability).
+    pub fields: Fields,
+    pub partition_columns: Vec<String>,
+    pub output: Vec<OutputColumn>,
+    pub output_schema: SchemaRef,
+    /// Top-level logical columns the output needs, in output order.
+    pub projection_roots: Vec<String>,
+    pub predicate: Option<ScanPredicate>,
+    pub batch_size: usize,
+    pub limit: Option<usize>,
+    pub concurrency: usize,
+    pub ordered: bool,
+    pub metrics: ScanMetrics,
+    /// Empty projection and no predicate: rows are counted, not read,
+    /// wherever the log knows them.
+    pub count_only: bool,
+}
+
+/// The shared state of one scan, needed to execute its [`crate::ScanTask`]s.
+/// Cheap to clone. Build it from the same table and scan options on any
+/// thread or machine that executes tasks ([`crate::ScanPlan::context`]).
+#[derive(Debug, Clone)]
+pub struct ScanContext {
+    pub(crate) inner: Arc<ContextInner>,
+}
+
+impl ScanContext {
+    pub(crate) fn new(inner: ContextInner) -> Self {
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.inner.output_schema
+    }
+
+    /// The live metrics of the scan.
+    pub fn metrics(&self) -> &ScanMetrics {
+        &self.inner.metrics
+    }
+
+    /// Whether `name` is a partition column.
+    pub(crate) fn is_partition(&self, name: &str) -> bool {
+        self.inner.partition_columns.iter().any(|p| p == name)
+    }
+}

@@ -1,0 +1,122 @@
+//! File pruning: the predicate over the snapshot's columnar file index.
+//!
+//! `dar-log`'s [`FileIndex`] already holds one typed Arrow array per
+//! statistic across all files; they go unchanged into `dar-prune`'s
+//! [`FileStatistics`] provider (partition values as exact bounds, stats
+//! with Delta's truncation semantics and `tightBounds`), and one vectorized
+//! pass decides which files may hold matching rows. Kept files become
+//! [`ScanTask`]s.
+
+use arrow_array::Array;
+use arrow_schema::Fields;
+use dar_log::FileIndex;
+use dar_log::schema::ColumnMappingMode;
+use dar_prune::{ColumnPath, FileStatistics, Predicate};
+
+use crate::schema::mapping::{FIELD_ID_KEY, physical_name};
+use crate::task::{ColumnMapping, DvInfo, PartitionValue, ScanTask};
+
+/// Table property: characters kept of string stats.
+const STRING_PREFIX_KEY: &str = "delta.dataSkippingStringPrefixLength";
+
+/// The file index as a `dar-prune` statistics provider.
+pub(crate) fn file_statistics(
+    index: &FileIndex,
+    properties: &std::collections::HashMap<String, String>,
+) -> FileStatistics {
+    let mut b = FileStatistics::builder(index.len())
+        .with_num_records(std::sync::Arc::new(index.stats.num_records.clone()))
+        .with_tight_bounds(index.stats.tight_bounds.clone());
+    if let Some(n) = properties
+        .get(STRING_PREFIX_KEY)
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        b = b.with_string_prefix_length(n);
+    }
+    for c in &index.stats.columns {
+        let path = ColumnPath::new(c.column.logical_path.iter().cloned());
+        if let Some(min) = &c.min_values {
+            b = b.with_min(path.clone(), min.clone());
+        }
+        if let Some(max) = &c.max_values {
+            b = b.with_max(path.clone(), max.clone());
+        }
+        b = b.with_null_count(path, std::sync::Arc::new(c.null_count.clone()));
+    }
+    for (col, values) in index.partition_columns.iter().zip(&index.partition_values) {
+        b = b.with_partition_values(ColumnPath::new([col.name.clone()]), values.clone());
+    }
+    b.build()
+}
+
+/// Which files of `index` may match `predicate` (all when `None`), and
+/// how many were pruned.
+pub(crate) fn prune(
+    index: &FileIndex,
+    properties: &std::collections::HashMap<String, String>,
+    predicate: Option<&Predicate>,
+) -> (Vec<usize>, usize) {
+    let Some(p) = predicate else {
+        return ((0..index.len()).collect(), 0);
+    };
+    let outcome = p.prune(&file_statistics(index, properties));
+    let keep: Vec<usize> = (0..index.len())
+        .filter(|i| outcome.keep.is_valid(*i) && outcome.keep.value(*i))
+        .collect();
+    let pruned = index.len() - keep.len();
+    (keep, pruned)
+}
+
+/// The top-level column mapping of the table.
+pub(crate) fn column_mappings(
+    fields: &Fields,
+    partition_columns: &[String],
+    mode: ColumnMappingMode,
+) -> Vec<ColumnMapping> {
+    fields
+        .iter()
+        .map(|f| ColumnMapping {
+            logical: f.name().clone(),
+            physical: physical_name(f, mode).to_string(),
+            field_id: f.metadata().get(FIELD_ID_KEY).and_then(|v| v.parse().ok()),
+            partition: partition_columns.contains(f.name()),
+        })
+        .collect()
+}
+
+/// The task of file `i` of `index`.
+pub(crate) fn task(index: &FileIndex, i: usize, columns: &[ColumnMapping]) -> ScanTask {
+    let partition_values = index
+        .partition_columns
+        .iter()
+        .zip(&index.partition_values)
+        .map(|(c, a)| {
+            let v = PartitionValue::from_array(a.as_ref(), i).unwrap_or(PartitionValue::Null);
+            (c.name.clone(), v)
+        })
+        .collect();
+    let nr = &index.stats.num_records;
+    let size = &index.size;
+    ScanTask {
+        object_path: index.object_path.value(i).to_string(),
+        log_path: index.path.value(i).to_string(),
+        size: size
+            .is_valid(i)
+            .then(|| u64::try_from(size.value(i)).ok())
+            .flatten(),
+        num_records: nr
+            .is_valid(i)
+            .then(|| u64::try_from(nr.value(i)).ok())
+            .flatten(),
+        partition_values,
+        deletion_vector: index.deletion_vector(i).map(|d| DvInfo {
+            storage_type: d.storage_type,
+            path_or_inline_dv: d.path_or_inline_dv,
+            offset: d.offset,
+            size_in_bytes: d.size_in_bytes,
+            cardinality: d.cardinality,
+        }),
+        columns: columns.to_vec(),
+        access: None,
+    }
+}

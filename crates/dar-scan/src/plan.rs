@@ -1,0 +1,131 @@
+//! [`ScanPlan`]: the pruned files of a scan as [`ScanTask`]s, and running
+//! them as one bounded stream.
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt, TryStreamExt};
+
+use crate::context::ScanContext;
+use crate::error::Result;
+use crate::limit::LimitStream;
+use crate::metrics::ScanMetrics;
+use crate::stages;
+use crate::task::ScanTask;
+
+/// The files a scan reads (after file pruning) and the shared context to
+/// read them.
+#[derive(Debug, Clone)]
+pub struct ScanPlan {
+    context: ScanContext,
+    tasks: Vec<ScanTask>,
+}
+
+fn open_stream(
+    ctx: ScanContext,
+    task: ScanTask,
+) -> impl std::future::Future<Output = BoxStream<'static, Result<RecordBatch>>> {
+    async move {
+        match stages::open(ctx, task).await {
+            Ok(s) => s,
+            Err(e) => futures::stream::once(futures::future::ready(Err(e))).boxed(),
+        }
+    }
+}
+
+impl ScanPlan {
+    pub(crate) fn new(context: ScanContext, tasks: Vec<ScanTask>) -> Self {
+        Self { context, tasks }
+    }
+
+    /// The tasks, one per kept file, in file-index order.
+    pub fn tasks(&self) -> &[ScanTask] {
+        &self.tasks
+    }
+
+    /// The shared context, to execute tasks one by one.
+    pub fn context(&self) -> &ScanContext {
+        &self.context
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> &SchemaRef {
+        self.context.schema()
+    }
+
+    /// The live metrics handle of this scan.
+    pub fn metrics(&self) -> &ScanMetrics {
+        self.context.metrics()
+    }
+
+    /// Reads every footer (and DV) and fills each task's
+    /// [`crate::FileAccess`]: which row groups and rows to read. Files left
+    /// with nothing to read are dropped. Useful to ship fully pruned tasks
+    /// elsewhere; [`ScanPlan::execute`] does the same work lazily otherwise.
+    pub async fn resolve(self) -> Result<Self> {
+        let ctx = self.context.clone();
+        let concurrency = ctx.inner.concurrency;
+        let tasks: Vec<Option<ScanTask>> = futures::stream::iter(self.tasks)
+            .map(|mut task| {
+                let ctx = ctx.clone();
+                async move {
+                    if task.access.is_none() {
+                        let (_, access) = stages::plan_file(&ctx, &task).await?;
+                        if access.row_groups.is_empty() {
+                            return Ok(None);
+                        }
+                        task.access = Some(access);
+                    }
+                    Ok::<_, crate::ScanError>(Some(task))
+                }
+            })
+            .buffered(concurrency)
+            .try_collect()
+            .await?;
+        Ok(Self {
+            context: self.context,
+            tasks: tasks.into_iter().flatten().collect(),
+        })
+    }
+
+    /// Runs every task as one stream: at most `concurrency` files open at
+    /// once, in file order unless the scan is unordered; stops all I/O at
+    /// the limit and after the first error.
+    pub fn execute(&self) -> BoxStream<'static, Result<RecordBatch>> {
+        let ctx = self.context.clone();
+        let inner = &ctx.inner;
+        // A limit without a predicate is met by the first files: open
+        // them one at a time so no further file is touched.
+        let concurrency = if inner.limit.is_some() && inner.predicate.is_none() {
+            1
+        } else {
+            inner.concurrency
+        };
+        let open_ctx = ctx.clone();
+        let opens = futures::stream::iter(self.tasks.clone())
+            .map(move |t| open_stream(open_ctx.clone(), t));
+        let batches = if inner.ordered {
+            opens.buffered(concurrency).flatten().boxed()
+        } else {
+            opens
+                .buffer_unordered(concurrency)
+                .flatten_unordered(concurrency)
+                .boxed()
+        };
+        LimitStream::new(batches, inner.limit, inner.metrics.clone()).boxed()
+    }
+
+    /// Runs every task and collects the batches.
+    pub async fn collect(&self) -> Result<Vec<RecordBatch>> {
+        self.execute().try_collect().await
+    }
+}
+
+impl ScanTask {
+    /// Runs this one task with `ctx` (the scan's shared context); the
+    /// scan's limit applies to this task alone.
+    pub fn execute(&self, ctx: &ScanContext) -> BoxStream<'static, Result<RecordBatch>> {
+        let s = open_stream(ctx.clone(), self.clone()).flatten_stream().boxed();
+        LimitStream::new(s, ctx.inner.limit, ctx.inner.metrics.clone()).boxed()
+    }
+}

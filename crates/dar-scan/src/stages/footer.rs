@@ -1,0 +1,65 @@
+//! Stage 1: the Parquet footer, through `dar-io`'s [`ParquetReader`]: one
+//! size-hinted request (the size comes from the log, so no HEAD), shared
+//! footer cache keyed by path and size.
+
+use std::sync::Arc;
+
+use dar_io::ParquetReader;
+use object_store::path::Path;
+use parquet::file::metadata::ParquetMetaData;
+
+use crate::context::ScanContext;
+use crate::error::{Result, ScanError};
+use crate::metrics::Stage;
+use crate::task::ScanTask;
+
+/// A file's reader and its decoded footer.
+pub(crate) struct Footer {
+    /// The reader, kept for decoding (it holds any bytes already fetched).
+    pub reader: ParquetReader,
+    /// The footer; with the page index once [`super::pages`] loaded it.
+    pub metadata: Arc<ParquetMetaData>,
+}
+
+impl Footer {
+    /// Loads the footer of `task`'s file.
+    pub(crate) async fn load(ctx: &ScanContext, task: &ScanTask) -> Result<Self> {
+        let metrics = &ctx.inner.metrics;
+        let _t = metrics.time(Stage::Footer);
+        let path = Path::parse(&task.object_path).map_err(|e| ScanError::InvalidTask {
+            path: task.object_path.clone(),
+            reason: format!("not an object path: {e}"),
+        })?;
+        let mut reader = ctx.inner.store.parquet_reader(path, task.size);
+        let metadata = reader
+            .load_metadata(None)
+            .await
+            .map_err(|source| ScanError::Io {
+                path: task.object_path.clone(),
+                source,
+            })?;
+        metrics.add_files_read(1);
+        metrics.add_row_groups_total(metadata.num_row_groups() as u64);
+        Ok(Self { reader, metadata })
+    }
+
+    /// Rows in the file, by the footer.
+    pub(crate) fn num_rows(&self) -> u64 {
+        self.metadata
+            .row_groups()
+            .iter()
+            .map(|rg| u64::try_from(rg.num_rows()).unwrap_or(0))
+            .sum()
+    }
+
+    /// First absolute row of each row group (protocol §9.6), and the total.
+    pub(crate) fn row_group_starts(&self) -> (Vec<u64>, u64) {
+        let mut starts = Vec::with_capacity(self.metadata.num_row_groups());
+        let mut next = 0u64;
+        for rg in self.metadata.row_groups() {
+            starts.push(next);
+            next += u64::try_from(rg.num_rows()).unwrap_or(0);
+        }
+        (starts, next)
+    }
+}

@@ -1,0 +1,127 @@
+//! The per-file pipeline: one small typed stage per step.
+//!
+//! ```text
+//!  ScanTask ──► count from the log? (empty projection, no predicate,
+//!     │          numRecords known) ──► row-count batches, no I/O
+//!     ▼
+//!  footer::Footer::load           1 request (size from the log), cached
+//!     ▼
+//!  row_groups::RowGroupPlan       footer stats, physical predicate
+//!     ▼
+//!  pages::prune_pages             page index only if a predicate column
+//!     │                           has one in a kept row group
+//!     ▼
+//!  dv::load                       DvCache (skipped if nothing is left)
+//!     ▼
+//!  selection::intersect           one RowSelection (DV rows absolute)
+//!     ▼                           = FileAccess (plain data on the task)
+//!  decode::stream                 parquet async reader + RowFilter,
+//!                                 adapt, partitions, residual, projection
+//! ```
+//!
+//! A task that already carries its [`FileAccess`] (resolved by
+//! [`crate::ScanPlan::resolve`]) goes from the footer straight to decoding.
+
+pub(crate) mod decode;
+pub(crate) mod dv;
+pub(crate) mod footer;
+pub(crate) mod pages;
+pub(crate) mod row_groups;
+pub(crate) mod selection;
+
+use arrow_array::{RecordBatch, RecordBatchOptions};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+
+use crate::context::ScanContext;
+use crate::error::{Result, ScanError};
+use crate::task::{FileAccess, ScanTask};
+use footer::Footer;
+use row_groups::RowGroupPlan;
+
+/// Runs stages 1-6: the footer and what to read of the file.
+pub(crate) async fn plan_file(ctx: &ScanContext, task: &ScanTask) -> Result<(Footer, FileAccess)> {
+    let mut footer = Footer::load(ctx, task).await?;
+    if task.deletion_vector.is_some()
+        && let Some(expected) = task.num_records
+        && expected != footer.num_rows()
+    {
+        // DV row indexes would point at the wrong rows.
+        return Err(ScanError::RowCountMismatch {
+            path: task.object_path.clone(),
+            expected,
+            actual: footer.num_rows(),
+        });
+    }
+    if let Some(access) = &task.access {
+        return Ok((footer, access.clone()));
+    }
+    let mut plan = RowGroupPlan::prune(ctx, &footer);
+    if plan.any() {
+        pages::prune_pages(ctx, &task.object_path, &mut footer, &mut plan).await?;
+    }
+    let deleted = if plan.any() {
+        dv::load(ctx, task, footer.num_rows()).await?
+    } else {
+        None
+    };
+    let access = selection::intersect(ctx, &footer, plan, deleted.as_deref());
+    Ok((footer, access))
+}
+
+/// Batches of `rows` rows and no columns.
+fn count_batches(
+    ctx: &ScanContext,
+    rows: u64,
+) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+    let batch_size = ctx.inner.batch_size as u64;
+    let schema = ctx.schema().clone();
+    let mut batches = Vec::new();
+    let mut left = rows;
+    while left > 0 {
+        let n = left.min(batch_size);
+        let options = RecordBatchOptions::new().with_row_count(Some(n as usize));
+        let b = RecordBatch::try_new_with_options(schema.clone(), vec![], &options)
+            .map_err(|e| ScanError::arrow("building a count batch", "", e))?;
+        batches.push(Ok(b));
+        left -= n;
+    }
+    Ok(futures::stream::iter(batches).boxed())
+}
+
+/// Opens one task: runs the stages and returns its batch stream.
+pub(crate) async fn open(
+    ctx: ScanContext,
+    task: ScanTask,
+) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+    let inner = &ctx.inner;
+    if inner.count_only
+        && task.access.is_none()
+        && let Some(rows) = task.live_rows()
+    {
+        inner.metrics.add_files_answered_from_log(1);
+        return count_batches(&ctx, rows);
+    }
+    let (footer, access) = plan_file(&ctx, &task).await?;
+    if inner.count_only {
+        // The selection already excludes the DV's rows.
+        let rows = footer_rows(&footer, &access);
+        return count_batches(&ctx, rows);
+    }
+    if access.row_groups.is_empty() {
+        return Ok(futures::stream::empty().boxed());
+    }
+    decode::stream(&ctx, task, footer, &access)
+}
+
+/// Rows that `access` selects in the file.
+fn footer_rows(footer: &Footer, access: &FileAccess) -> u64 {
+    match &access.selection {
+        Some(runs) => runs.iter().filter(|r| !r.skip).map(|r| r.rows).sum(),
+        None => access
+            .row_groups
+            .iter()
+            .map(|i| u64::try_from(footer.metadata.row_group(*i).num_rows()).unwrap_or(0))
+            .sum(),
+    }
+}

@@ -1,0 +1,56 @@
+//! Stage 6: one [`RowSelection`] for the whole file: per kept row group,
+//! page selection ∩ DV survivors (DV row indexes are absolute in the file,
+//! so row group `i` covers `[start_i, start_i + rows_i)`, protocol §9.6);
+//! row groups left with no row are dropped.
+
+use dar_dv::DeletedRows;
+use dar_prune::RowGroupAccess;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+
+use super::footer::Footer;
+use super::row_groups::RowGroupPlan;
+use crate::context::ScanContext;
+use crate::task::FileAccess;
+
+/// Intersects page pruning and the DV into the file's access.
+pub(crate) fn intersect(
+    ctx: &ScanContext,
+    footer: &Footer,
+    plan: RowGroupPlan,
+    deleted: Option<&DeletedRows>,
+) -> FileAccess {
+    let metrics = &ctx.inner.metrics;
+    let (starts, _) = footer.row_group_starts();
+    let mut row_groups = Vec::new();
+    let mut selectors: Vec<RowSelector> = Vec::new();
+    let mut partial = false;
+    for (i, access) in plan.access.into_iter().enumerate() {
+        if !access.should_read() {
+            continue;
+        }
+        let rows = usize::try_from(footer.metadata.row_group(i).num_rows()).unwrap_or(0);
+        let start = starts[i];
+        let range = start..start + rows as u64;
+        let access = match deleted {
+            Some(d) if d.deleted_in(range.clone()) > 0 => {
+                metrics.add_rows_deleted_by_dv(d.deleted_in(range.clone()));
+                access.intersect(&RowGroupAccess::Selection(d.selection(range)), rows)
+            }
+            _ => access,
+        };
+        match access {
+            RowGroupAccess::Skip => metrics.add_row_groups_pruned(1),
+            RowGroupAccess::Scan => {
+                row_groups.push(i);
+                selectors.push(RowSelector::select(rows));
+            }
+            RowGroupAccess::Selection(s) => {
+                row_groups.push(i);
+                partial = true;
+                selectors.extend(Vec::<RowSelector>::from(s));
+            }
+        }
+    }
+    let selection = partial.then(|| RowSelection::from(selectors));
+    FileAccess::from_selection(row_groups, selection)
+}

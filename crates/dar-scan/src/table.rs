@@ -1,0 +1,223 @@
+//! [`Table`]: a loaded snapshot and the store it came from.
+
+use std::sync::Arc;
+
+use arrow_schema::{Schema, SchemaRef};
+use dar_dv::DvCache;
+use dar_io::{StorageOptions, TableStore, redact_uri};
+use dar_log::{FileIndexMode, Snapshot};
+
+use crate::builder::ScanBuilder;
+use crate::error::{Result, ScanError};
+use crate::schema::relax_schema;
+
+/// Default byte budget of a table's deletion-vector cache.
+pub const DEFAULT_DV_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Which version of the table to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum VersionSpec {
+    /// The newest version.
+    #[default]
+    Latest,
+    /// A version number (time travel).
+    Version(u64),
+    /// The newest version committed at or before this time (ms since the
+    /// epoch).
+    TimestampMs(i64),
+}
+
+/// How to open a table; consuming `with_*` setters.
+#[derive(Debug, Clone, Default)]
+pub struct TableOptions {
+    storage: StorageOptions,
+    version: VersionSpec,
+    lazy_file_index: bool,
+    dv_cache_bytes: Option<usize>,
+}
+
+impl TableOptions {
+    /// Defaults: latest version, eager file index, no storage options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Storage options (credentials, endpoints) for the object store.
+    pub fn with_storage_options(mut self, storage: StorageOptions) -> Self {
+        self.storage = storage;
+        self
+    }
+
+    /// Load version `version`.
+    pub fn with_version(mut self, version: u64) -> Self {
+        self.version = VersionSpec::Version(version);
+        self
+    }
+
+    /// Load the newest version committed at or before `timestamp_ms`.
+    pub fn with_timestamp_ms(mut self, timestamp_ms: i64) -> Self {
+        self.version = VersionSpec::TimestampMs(timestamp_ms);
+        self
+    }
+
+    /// Build the file index at the first scan rather than at open (opening
+    /// is then only log replay).
+    pub fn with_lazy_file_index(mut self, lazy: bool) -> Self {
+        self.lazy_file_index = lazy;
+        self
+    }
+
+    /// Byte budget of the deletion-vector cache (default 64 MiB).
+    pub fn with_dv_cache_bytes(mut self, bytes: usize) -> Self {
+        self.dv_cache_bytes = Some(bytes);
+        self
+    }
+}
+
+/// A Delta table at one version: its store (with I/O metrics and footer
+/// cache), its snapshot, and a deletion-vector cache shared by its scans.
+/// Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Table {
+    uri: String,
+    store: TableStore,
+    snapshot: Arc<Snapshot>,
+    dv_cache: Arc<DvCache>,
+    schema: SchemaRef,
+    options: TableOptions,
+}
+
+impl Table {
+    /// Opens the newest version of the table at `uri` (a path, `file://`,
+    /// `s3://`, `memory://`, ...).
+    pub async fn open(uri: &str) -> Result<Self> {
+        Self::open_with(uri, TableOptions::new()).await
+    }
+
+    /// Opens the table at `uri` with `options`.
+    pub async fn open_with(uri: &str, options: TableOptions) -> Result<Self> {
+        let store = TableStore::open(uri, options.storage.clone()).map_err(|source| {
+            ScanError::Open {
+                uri: redact_uri(uri),
+                source,
+            }
+        })?;
+        Self::from_store(store, options).await
+    }
+
+    /// Opens the table of an already built store (for custom stores and
+    /// tests).
+    pub async fn from_store(store: TableStore, options: TableOptions) -> Result<Self> {
+        let uri = store.url().to_string();
+        let mut builder = Snapshot::builder(Arc::clone(store.store()), store.root().clone())
+            .with_file_index(if options.lazy_file_index {
+                FileIndexMode::Lazy
+            } else {
+                FileIndexMode::Eager
+            });
+        builder = match options.version {
+            VersionSpec::Latest => builder,
+            VersionSpec::Version(v) => builder.with_version(v),
+            VersionSpec::TimestampMs(t) => builder.with_timestamp_ms(t),
+        };
+        let snapshot = builder.build().await.map_err(|source| ScanError::Log {
+            uri: uri.clone(),
+            source,
+        })?;
+        let dv_cache = Arc::new(DvCache::new(
+            options.dv_cache_bytes.unwrap_or(DEFAULT_DV_CACHE_BYTES),
+        ));
+        Self::assemble(uri, store, snapshot, dv_cache, options)
+    }
+
+    fn assemble(
+        uri: String,
+        store: TableStore,
+        snapshot: Snapshot,
+        dv_cache: Arc<DvCache>,
+        options: TableOptions,
+    ) -> Result<Self> {
+        let schema = snapshot.arrow_schema().map_err(|source| ScanError::Log {
+            uri: uri.clone(),
+            source,
+        })?;
+        Ok(Self {
+            uri,
+            store,
+            snapshot: Arc::new(snapshot),
+            dv_cache,
+            schema: Arc::new(relax_schema(&schema)),
+            options,
+        })
+    }
+
+    /// Moves to the newest version, replaying only the new commits. The
+    /// store, footer cache and DV cache are kept.
+    pub async fn refresh(&mut self) -> Result<()> {
+        let snapshot = self
+            .snapshot
+            .refresh()
+            .await
+            .map_err(|source| ScanError::Log {
+                uri: self.uri.clone(),
+                source,
+            })?;
+        *self = Self::assemble(
+            self.uri.clone(),
+            self.store.clone(),
+            snapshot,
+            Arc::clone(&self.dv_cache),
+            self.options.clone(),
+        )?;
+        Ok(())
+    }
+
+    /// Starts describing a scan.
+    pub fn scan(&self) -> ScanBuilder {
+        ScanBuilder::new(self.clone())
+    }
+
+    /// The loaded version.
+    pub fn version(&self) -> u64 {
+        self.snapshot.version()
+    }
+
+    /// The logical Arrow schema of the table (every field nullable; in
+    /// `name`/`id` column-mapping mode fields carry their physical name and
+    /// id as metadata).
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The snapshot.
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snapshot
+    }
+
+    /// The store (I/O metrics, footer cache, cost model).
+    pub fn store(&self) -> &TableStore {
+        &self.store
+    }
+
+    /// The deletion-vector cache shared by this table's scans.
+    pub fn dv_cache(&self) -> &Arc<DvCache> {
+        &self.dv_cache
+    }
+
+    /// The table URI (credentials removed).
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    pub(crate) fn log_error(&self, source: dar_log::LogError) -> ScanError {
+        ScanError::Log {
+            uri: self.uri.clone(),
+            source,
+        }
+    }
+
+    pub(crate) fn logical_schema(&self) -> &Schema {
+        &self.schema
+    }
+}

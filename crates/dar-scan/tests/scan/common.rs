@@ -1,0 +1,107 @@
+//! Helpers: open shared tables, render batches as sorted row strings.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::{DataType, Field};
+use dar_scan::{ScanPlan, Table, TableOptions};
+use futures::TryStreamExt;
+
+pub fn table_path(name: &str) -> Option<PathBuf> {
+    dar_testdata::table(name)
+}
+
+pub async fn open(path: &Path) -> Table {
+    Table::open(path.to_str().unwrap()).await.unwrap()
+}
+
+pub async fn open_version(path: &Path, version: u64) -> Table {
+    Table::open_with(path.to_str().unwrap(), TableOptions::new().with_version(version))
+        .await
+        .unwrap()
+}
+
+pub async fn collect(plan: &ScanPlan) -> Vec<RecordBatch> {
+    plan.execute().try_collect().await.unwrap()
+}
+
+pub fn num_rows(batches: &[RecordBatch]) -> usize {
+    batches.iter().map(|b| b.num_rows()).sum()
+}
+
+fn format_array(a: &ArrayRef, i: usize) -> String {
+    let opts = FormatOptions::default().with_null("NULL");
+    let f = ArrayFormatter::try_new(a.as_ref(), &opts).unwrap();
+    f.value(i).to_string()
+}
+
+/// One string per row: `name=value` pairs in column-name order; sorted.
+pub fn rows(batches: &[RecordBatch]) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in batches {
+        let schema = b.schema();
+        let mut order: Vec<usize> = (0..b.num_columns()).collect();
+        order.sort_by_key(|i| schema.field(*i).name().clone());
+        for r in 0..b.num_rows() {
+            let cells: Vec<String> = order
+                .iter()
+                .map(|c| format!("{}={}", schema.field(*c).name(), format_array(b.column(*c), r)))
+                .collect();
+            out.push(cells.join(", "));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Sorted values of one column, rendered.
+pub fn column_values(batches: &[RecordBatch], name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in batches {
+        let c = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
+        for r in 0..b.num_rows() {
+            out.push(format_array(c, r));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `batch` with each column cast to the type of the same-named field in
+/// `target` (expected files store some types differently).
+pub fn cast_like(batch: &RecordBatch, target: &[Field]) -> RecordBatch {
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+        let t = target
+            .iter()
+            .find(|t| t.name() == f.name())
+            .map(|t| t.data_type().clone())
+            .unwrap_or_else(|| f.data_type().clone());
+        let c = if c.data_type() == &t || matches!(t, DataType::Null) {
+            c.clone()
+        } else {
+            arrow_cast::cast(c, &t).unwrap()
+        };
+        fields.push(Field::new(f.name(), c.data_type().clone(), true));
+        columns.push(c);
+    }
+    RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns).unwrap()
+}
+
+/// Reads a Parquet file whole with arrow-rs.
+pub fn read_parquet(path: &Path) -> Vec<RecordBatch> {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    reader.collect::<Result<Vec<_>, _>>().unwrap()
+}
+
+#[allow(dead_code, reason = "used by some modules only")]
+pub fn null_count(batches: &[RecordBatch], name: &str) -> usize {
+    batches.iter().map(|b| b.column_by_name(name).unwrap().null_count()).sum()
+}
