@@ -43,11 +43,10 @@ use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, MapArray, StructArray};
-use arrow_cast::{CastOptions, cast_with_options};
 use arrow_schema::DataType as ArrowType;
 
 use crate::error::{LogError, Result};
-use crate::scalar::ScalarBuilder;
+use crate::scalar::{ScalarBuilder, cast_column};
 use crate::schema::{ColumnMappingMode, DataType, PrimitiveType, StructType, primitive_to_arrow};
 
 /// One partition column: its names and type.
@@ -256,11 +255,7 @@ impl PartitionValuesBuilder {
             let array = if child.data_type() == &target {
                 child
             } else {
-                let options = CastOptions {
-                    safe: false,
-                    ..Default::default()
-                };
-                cast_with_options(&child, &target, &options).map_err(|source| {
+                cast_column(&child, &target, false).map_err(|source| {
                     LogError::arrow(
                         format!(
                             "casting partitionValues_parsed.{} to {target}",

@@ -219,10 +219,10 @@ impl StatsBuilder {
                     (&mut self.mins, raw.slots[col]),
                     (&mut self.maxs, raw.slots[n + col]),
                 ] {
-                    if let Some(builder) = builders[col].as_mut() {
-                        if !append_stat(builder, kind, raw, &mut self.scratch) {
-                            bad += 1;
-                        }
+                    if let Some(builder) = builders[col].as_mut()
+                        && !append_stat(builder, kind, raw, &mut self.scratch)
+                    {
+                        bad += 1;
                     }
                 }
             }

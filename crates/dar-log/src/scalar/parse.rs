@@ -71,7 +71,7 @@ pub(crate) fn parse_decimal(text: &str, precision: u8, scale: u8) -> Option<i128
         return None;
     }
     let exponent: i64 = match exponent {
-        Some(e) if e.is_empty() => return None,
+        Some("") => return None,
         // An absurd exponent on a non-zero mantissa can never fit; on zero it is 0.
         Some(e) => e.parse().unwrap_or(i64::MAX),
         None => 0,

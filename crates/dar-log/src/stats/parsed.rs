@@ -9,12 +9,13 @@ use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BooleanArray, PrimitiveArray, StructArray, new_null_array,
 };
 use arrow_buffer::{BooleanBuffer, NullBuffer};
-use arrow_cast::{can_cast_types, cast};
+use arrow_cast::can_cast_types;
 use arrow_schema::DataType as ArrowType;
 
 use super::{Chunk, StatsBuilder};
 use crate::error::Result;
 use crate::partition::{struct_field_index, with_parent_nulls};
+use crate::scalar::cast_column;
 use crate::schema::primitive_to_arrow;
 
 impl StatsBuilder {
@@ -139,7 +140,7 @@ fn cast_counting(array: &ArrayRef, target: &ArrowType) -> (ArrayRef, usize) {
     let cast_array = if array.data_type() == target {
         Ok(Arc::clone(array))
     } else if can_cast_types(array.data_type(), target) {
-        cast(array, target)
+        cast_column(array, target, true)
     } else {
         Err(arrow_schema::ArrowError::CastError(String::new()))
     };

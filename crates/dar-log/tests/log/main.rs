@@ -14,6 +14,6 @@ mod file_index;
 mod random_history;
 mod schema_data;
 mod tables;
-mod values_data;
 mod time_travel;
+mod values_data;
 mod writer;

@@ -21,7 +21,13 @@ pub fn log_actions(table: &Path) -> Vec<Value> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&log)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        // Commit files only (`<20 digits>.json`): skips `._*` resource forks.
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.len() == 25
+                && name.ends_with(".json")
+                && name[..20].bytes().all(|b| b.is_ascii_digit())
+        })
         .collect();
     files.sort();
     files
@@ -41,8 +47,8 @@ pub fn log_actions(table: &Path) -> Vec<Value> {
 pub fn last_metadata(table: &Path) -> Value {
     log_actions(table)
         .into_iter()
-        .filter_map(|a| a.get("metaData").cloned())
-        .last()
+        .rev()
+        .find_map(|a| a.get("metaData").cloned())
         .unwrap()
 }
 
