@@ -15,3 +15,14 @@ pub use eval::column_array;
 pub use expr::{CmpOp, ColumnPath, Expr, Scalar, UTC, col, lit};
 pub use parse::parse_expr;
 pub use predicate::Predicate;
+mod pruning;
+mod stats;
+
+pub use pruning::{PruneOutcome, PruningMetrics};
+pub use stats::{BoundsSemantics, ColumnStatistics, DEFAULT_STRING_PREFIX_LENGTH, StatisticsProvider};
+mod providers;
+
+pub use providers::{
+    AccessPlan, FileStatistics, FileStatisticsBuilder, RowGroupAccess, RowGroupStatistics, StatisticsTable, access_plan,
+    page_access_plan,
+};

@@ -1,0 +1,86 @@
+//! Row-group statistics from a Parquet footer, through parquet's
+//! `StatisticsConverter` (which already yields one Arrow array per
+//! statistic across row groups).
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, UInt64Array};
+use arrow_schema::Schema;
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use parquet::file::metadata::ParquetMetaData;
+
+use super::access::{AccessPlan, RowGroupAccess};
+use super::parquet_columns::{FileColumn, file_schema, locate};
+use crate::expr::ColumnPath;
+use crate::predicate::Predicate;
+use crate::stats::{BoundsSemantics, ColumnStatistics, StatisticsProvider};
+
+/// The row groups of one Parquet file as pruning containers.
+///
+/// Column paths are looked up by name in the file (physical names when the
+/// table uses column mapping). A column the file lacks is NULL in every row.
+#[derive(Debug)]
+pub struct RowGroupStatistics<'a> {
+    metadata: &'a ParquetMetaData,
+    schema: Option<Schema>,
+}
+
+impl<'a> RowGroupStatistics<'a> {
+    /// Statistics of every row group of `metadata`.
+    pub fn new(metadata: &'a ParquetMetaData) -> Self {
+        Self { metadata, schema: file_schema(metadata) }
+    }
+
+    fn row_counts(&self) -> ArrayRef {
+        let counts: UInt64Array =
+            self.metadata.row_groups().iter().map(|rg| u64::try_from(rg.num_rows()).ok()).collect();
+        Arc::new(counts)
+    }
+}
+
+impl StatisticsProvider for RowGroupStatistics<'_> {
+    fn num_containers(&self) -> usize {
+        self.metadata.num_row_groups()
+    }
+
+    fn column_statistics(&self, column: &ColumnPath) -> ColumnStatistics {
+        let rows = self.row_counts();
+        let base = ColumnStatistics::unknown().with_semantics(BoundsSemantics::parquet()).with_row_count(rows.clone());
+        let (index, field) = match locate(self.metadata, self.schema.as_ref(), column) {
+            FileColumn::Leaf { index, field } => (index, field),
+            FileColumn::Absent => return base.with_null_count(rows),
+            FileColumn::Unknown => return ColumnStatistics::unknown(),
+        };
+        let descr = self.metadata.file_metadata().schema_descr();
+        let Ok(converter) = StatisticsConverter::from_column_index(index, &field, descr) else {
+            return ColumnStatistics::unknown();
+        };
+        // A missing null count is unknown, not zero.
+        let converter = converter.with_missing_null_counts_as_zero(false);
+        let groups = self.metadata.row_groups();
+        let mut stats = base;
+        stats.min = converter.row_group_mins(groups.iter()).ok();
+        stats.max = converter.row_group_maxes(groups.iter()).ok();
+        stats.null_count = converter.row_group_null_counts(groups.iter()).ok().map(|a| Arc::new(a) as ArrayRef);
+        stats
+    }
+}
+
+/// Which row groups, and which pages of them, may hold rows matching
+/// `predicate`: row groups are pruned with footer statistics, then the
+/// survivors with the page index when `metadata` carries one (load it with
+/// `ArrowReaderOptions::with_page_index(true)` / `PageIndexPolicy`).
+pub fn access_plan(predicate: &Predicate, metadata: &ParquetMetaData) -> AccessPlan {
+    let outcome = predicate.prune(&RowGroupStatistics::new(metadata));
+    let mut plan = AccessPlan {
+        row_groups: outcome
+            .keep
+            .iter()
+            .map(|k| if k == Some(false) { RowGroupAccess::Skip } else { RowGroupAccess::Scan })
+            .collect(),
+        row_group_metrics: outcome.metrics,
+        page_metrics: Default::default(),
+    };
+    super::page::refine(predicate, metadata, &mut plan);
+    plan
+}

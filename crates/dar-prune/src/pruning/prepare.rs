@@ -1,0 +1,236 @@
+//! Turning a provider's raw [`ColumnStatistics`] into arrays the rewrite
+//! rules can compare against a literal directly:
+//!
+//! 1. min/max are cast to the column's canonical literal type where that
+//!    is exact (type widening: `int` stats for a `long` column, `float` for
+//!    `double`, `date` for `timestamp_ntz`, a narrower decimal, coarser
+//!    timestamp units); anything else is treated as absent and counted;
+//! 2. float NaN bounds become unknown, and a zero minimum is read as `-0.0`
+//!    and a zero maximum as `+0.0` (IEEE writers do not order the zeros, the
+//!    total order used for evaluation does);
+//! 3. Delta timestamp maxima are widened by 999 µs;
+//! 4. Delta string maxima that may be truncated are flagged and, where they
+//!    end in a tie-breaker character, cut back to the plain prefix;
+//! 5. null and row counts become `UInt64`, and null counts of containers
+//!    with wide bounds are dropped unless they are 0 or the row count.
+
+use std::sync::Arc;
+
+use arrow_arith::boolean::{and, not};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, StringArray, TimestampMicrosecondArray,
+    UInt64Array, cast::AsArray, types,
+};
+use arrow_cast::cast::cast;
+use arrow_ord::cmp;
+use arrow_schema::{DataType, TimeUnit};
+
+use super::PruningMetrics;
+use crate::stats::ColumnStatistics;
+
+/// Characters Delta writers append to a truncated maximum (§8.3).
+const TIE_BREAKERS: [char; 4] = ['\u{10FFFD}', '\u{10FFFF}', '\u{FFFD}', '\u{7F}'];
+
+/// Statistics of one column, ready for the rewrite rules. Every present
+/// array has `n` elements.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    pub min: Option<ArrayRef>,
+    pub max: Option<ArrayRef>,
+    /// For string columns: which maxima stand for "prefix + ∞", and the
+    /// prefixes themselves.
+    pub max_prefix: Option<(BooleanArray, ArrayRef)>,
+    /// `true` where the container holds at least one non-NULL value, `false`
+    /// where it holds none, NULL where unknown.
+    pub has_non_null: Option<BooleanArray>,
+    /// `true` where the container holds at least one NULL.
+    pub has_null: Option<BooleanArray>,
+    /// The column is a float column whose bounds may leave out NaN.
+    pub nan_possible: bool,
+}
+
+pub(super) fn prepare(
+    stats: ColumnStatistics,
+    target: &DataType,
+    n: usize,
+    metrics: &mut PruningMetrics,
+) -> Prepared {
+    let sem = stats.semantics;
+    let usable = |a: Option<ArrayRef>, metrics: &mut PruningMetrics| -> Option<ArrayRef> {
+        let a = a?;
+        if a.len() != n {
+            metrics.unusable_statistics += 1;
+            return None;
+        }
+        if a.data_type() == &DataType::Null || a.null_count() == a.len() {
+            return None;
+        }
+        let conformed = conform(&a, target);
+        if conformed.is_none() {
+            metrics.unusable_statistics += 1;
+        }
+        conformed
+    };
+    let mut min = usable(stats.min, metrics);
+    let mut max = usable(stats.max, metrics);
+    let counts = |a: Option<ArrayRef>, metrics: &mut PruningMetrics| -> Option<UInt64Array> {
+        let a = a?;
+        let ok = a.len() == n && (a.data_type().is_integer() || a.data_type() == &DataType::Null);
+        if !ok {
+            metrics.unusable_statistics += 1;
+            return None;
+        }
+        cast(&a, &DataType::UInt64).ok().map(|c| c.as_primitive::<types::UInt64Type>().clone())
+    };
+    let mut null_count = counts(stats.null_count, metrics);
+    let row_count = counts(stats.row_count, metrics);
+
+    // Wide bounds: a null count other than 0 or the row count means nothing.
+    if let (Some(tight), Some(nc), Some(rc)) = (&stats.tight_bounds, &null_count, &row_count) {
+        if tight.len() == n {
+            let mask = (|| {
+                let zero = UInt64Array::new_scalar(0);
+                let middle = and(&cmp::neq(nc, &zero).ok()?, &cmp::neq(nc, rc).ok()?).ok()?;
+                and(&not(tight).ok()?, &middle).ok()
+            })();
+            null_count = mask.and_then(|m| arrow_select::nullif::nullif(nc, &m).ok()).map(|a| a.as_primitive().clone());
+        } else {
+            metrics.unusable_statistics += 1;
+            null_count = None;
+        }
+    } else if let (Some(tight), Some(nc)) = (&stats.tight_bounds, &null_count) {
+        // Without a row count only 0 is meaningful.
+        let mask = not(tight).ok().and_then(|loose| and(&loose, &cmp::neq(nc, &UInt64Array::new_scalar(0)).ok()?).ok());
+        null_count = mask.and_then(|m| arrow_select::nullif::nullif(nc, &m).ok()).map(|a| a.as_primitive().clone());
+    }
+
+    let has_non_null = match (&null_count, &row_count) {
+        (Some(nc), Some(rc)) => cmp::lt(nc, rc).ok(),
+        _ => None,
+    };
+    let has_null = null_count.as_ref().and_then(|nc| cmp::gt(nc, &UInt64Array::new_scalar(0)).ok());
+
+    let nan_possible = target.is_floating() && sem.nan_outside_bounds;
+    match target {
+        DataType::Float64 => {
+            min = min.map(|m| float64(&m, -0.0));
+            max = max.map(|m| float64(&m, 0.0));
+        }
+        DataType::Float32 => {
+            min = min.map(|m| float32(&m, -0.0));
+            max = max.map(|m| float32(&m, 0.0));
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, tz) if sem.timestamp_max_truncated_to_millis => {
+            max = max.map(|m| {
+                let widened: TimestampMicrosecondArray =
+                    m.as_primitive::<types::TimestampMicrosecondType>().unary(|v| v.saturating_add(999));
+                Arc::new(widened.with_timezone_opt(tz.clone())) as ArrayRef
+            });
+        }
+        _ => {}
+    }
+    let max_prefix = match (target, sem.string_max_prefix_length, &max) {
+        (DataType::Utf8, Some(len), Some(m)) => Some(string_prefixes(m.as_string::<i32>(), len)),
+        _ => None,
+    };
+    Prepared { min, max, max_prefix, has_non_null, has_null, nan_possible }
+}
+
+fn float64(a: &ArrayRef, zero: f64) -> ArrayRef {
+    let out: Float64Array = a.as_primitive::<types::Float64Type>().unary_opt(|v: f64| {
+        if v.is_nan() {
+            None
+        } else if v == 0.0 {
+            Some(zero)
+        } else {
+            Some(v)
+        }
+    });
+    Arc::new(out)
+}
+
+fn float32(a: &ArrayRef, zero: f32) -> ArrayRef {
+    let out: Float32Array = a.as_primitive::<types::Float32Type>().unary_opt(|v: f32| {
+        if v.is_nan() {
+            None
+        } else if v == 0.0 {
+            Some(zero)
+        } else {
+            Some(v)
+        }
+    });
+    Arc::new(out)
+}
+
+/// Flags maxima that may be truncated and returns the prefix each stands for.
+fn string_prefixes(max: &StringArray, prefix_length: usize) -> (BooleanArray, ArrayRef) {
+    let mut flags = Vec::with_capacity(max.len());
+    let prefixes: StringArray = max
+        .iter()
+        .map(|v| {
+            let Some(v) = v else {
+                flags.push(false);
+                return None;
+            };
+            let stripped = v.strip_suffix(TIE_BREAKERS);
+            flags.push(stripped.is_some() || v.chars().count() >= prefix_length);
+            Some(stripped.unwrap_or(v))
+        })
+        .collect();
+    (BooleanArray::from(flags), Arc::new(prefixes))
+}
+
+/// Casts statistics to the canonical literal type when the conversion keeps
+/// them valid bounds; `None` otherwise.
+pub(super) fn conform(a: &ArrayRef, target: &DataType) -> Option<ArrayRef> {
+    let source = a.data_type();
+    if source == target {
+        return Some(a.clone());
+    }
+    use DataType as T;
+    let exact = match (source, target) {
+        // Integer casts are exact or NULL (out of range), never rounded.
+        (s, t) if s.is_integer() && t.is_integer() => true,
+        (T::Float32, T::Float64) => true,
+        (T::Int8 | T::Int16 | T::Int32 | T::UInt8 | T::UInt16 | T::UInt32, T::Float64) => true,
+        (T::Int8 | T::Int16 | T::UInt8 | T::UInt16, T::Float32) => true,
+        // Out-of-precision values become NULL rather than rounded.
+        (s, T::Decimal128(..)) if s.is_integer() => true,
+        (T::Decimal32(p1, s1) | T::Decimal64(p1, s1) | T::Decimal128(p1, s1), T::Decimal128(p2, s2)) => {
+            s1 <= s2 && i16::from(*p1) - i16::from(*s1) <= i16::from(*p2) - i16::from(*s2)
+        }
+        (T::Utf8 | T::LargeUtf8 | T::Utf8View, T::Utf8) => true,
+        (T::Binary | T::LargeBinary | T::BinaryView | T::FixedSizeBinary(_), T::Binary) => true,
+        (T::Date64, T::Date32) => false,
+        (T::Date32, T::Timestamp(TimeUnit::Microsecond, None)) => return timestamp_from_days(a),
+        (T::Timestamp(unit, tz_s), T::Timestamp(TimeUnit::Microsecond, tz_t)) if tz_s.is_some() == tz_t.is_some() => {
+            return timestamp_micros(a, *unit, tz_t.clone());
+        }
+        _ => false,
+    };
+    if !exact {
+        return None;
+    }
+    cast(a, target).ok()
+}
+
+fn timestamp_from_days(a: &ArrayRef) -> Option<ArrayRef> {
+    let days = a.as_primitive::<types::Date32Type>();
+    let micros: TimestampMicrosecondArray = days.unary_opt(|d| i64::from(d).checked_mul(86_400_000_000));
+    Some(Arc::new(micros))
+}
+
+/// Coarser units scale up exactly; finer units would round, so they are
+/// refused.
+fn timestamp_micros(a: &ArrayRef, unit: TimeUnit, tz: Option<Arc<str>>) -> Option<ArrayRef> {
+    let factor: i64 = match unit {
+        TimeUnit::Second => 1_000_000,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1,
+        TimeUnit::Nanosecond => return None,
+    };
+    let raw = cast(a, &DataType::Int64).ok()?;
+    let raw: &Int64Array = raw.as_primitive();
+    let micros: TimestampMicrosecondArray = raw.unary_opt(|v| v.checked_mul(factor));
+    Some(Arc::new(micros.with_timezone_opt(tz)))
+}

@@ -1,0 +1,143 @@
+//! Soundness: nothing pruned at file, row-group or page level holds a row
+//! that matches (checked by brute force with the exact evaluator).
+
+use arrow_array::{Array, RecordBatch};
+use bytes::Bytes;
+use dar_prune::{Predicate, RowGroupAccess, access_plan};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use proptest::prelude::*;
+
+use crate::generate::{COLUMNS, batch, predicate, schema};
+
+pub fn write_parquet(batch: &RecordBatch, rows_per_group: usize, rows_per_page: usize) -> Bytes {
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(rows_per_group))
+        .set_data_page_row_count_limit(rows_per_page)
+        .set_write_batch_size(rows_per_page)
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_statistics_truncate_length(Some(6))
+        .set_column_index_truncate_length(Some(6))
+        .build();
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+    Bytes::from(out)
+}
+
+pub fn metadata(file: &Bytes) -> std::sync::Arc<ParquetMetaData> {
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Required);
+    ParquetRecordBatchReaderBuilder::try_new_with_options(file.clone(), options).unwrap().metadata().clone()
+}
+
+/// Per row: is it selected by the plan?
+fn selected_rows(plan: &[RowGroupAccess], metadata: &ParquetMetaData) -> Vec<bool> {
+    let mut out = Vec::new();
+    for (access, rg) in plan.iter().zip(metadata.row_groups()) {
+        let rows = rg.num_rows() as usize;
+        match access {
+            RowGroupAccess::Skip => out.extend(std::iter::repeat_n(false, rows)),
+            RowGroupAccess::Scan => out.extend(std::iter::repeat_n(true, rows)),
+            RowGroupAccess::Selection(sel) => {
+                let before = out.len();
+                for s in sel.iter() {
+                    out.extend(std::iter::repeat_n(!s.skip, s.row_count));
+                }
+                assert_eq!(out.len() - before, rows, "selection covers the row group");
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #[test]
+    fn pruning_never_drops_a_matching_row(
+        batch in batch(200),
+        expr in predicate(),
+        rows_per_group in 5usize..60,
+        rows_per_page in 1usize..8,
+        file_rows in 1usize..50,
+        loose in prop::collection::vec(any::<bool>(), 200),
+    ) {
+        let p = Predicate::try_new(expr, &schema()).unwrap();
+        let matches = p.evaluate(&batch).unwrap();
+        let is_match = |r: usize| matches.is_valid(r) && matches.value(r);
+
+        // Row groups and pages of a real Parquet file.
+        let file = write_parquet(&batch, rows_per_group, rows_per_page);
+        let meta = metadata(&file);
+        let plan = access_plan(&p, &meta);
+        let selected = selected_rows(&plan.row_groups, &meta);
+        prop_assert_eq!(selected.len(), batch.num_rows());
+        for (r, sel) in selected.iter().enumerate() {
+            prop_assert!(*sel || !is_match(r), "row {} matches {} but was pruned: {:?}", r, p.expr(), plan);
+        }
+        // The reader honours the plan and yields every matching row.
+        let mut selectors = Vec::new();
+        for (access, rg) in plan.row_groups.iter().zip(meta.row_groups()) {
+            match access {
+                RowGroupAccess::Skip => {}
+                RowGroupAccess::Scan => selectors.push(RowSelector::select(rg.num_rows() as usize)),
+                RowGroupAccess::Selection(s) => selectors.extend(s.iter().copied()),
+            }
+        }
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file.clone())
+            .unwrap()
+            .with_row_groups(plan.row_groups_to_read())
+            .with_row_selection(RowSelection::from(selectors))
+            .build()
+            .unwrap();
+        let read: usize = reader.map(|b| p.filter(&b.unwrap()).unwrap().num_rows()).sum();
+        prop_assert_eq!(read, matches.true_count());
+
+        // Files: Delta-style statistics over chunks of the batch.
+        let files: Vec<RecordBatch> = (0..batch.num_rows()).step_by(file_rows)
+            .map(|s| batch.slice(s, file_rows.min(batch.num_rows() - s))).collect();
+        let stats = crate::delta_stats::from_batches(&files, &schema(), &COLUMNS, &loose[..files.len()]);
+        let outcome = p.prune(&stats);
+        for (f, keep) in outcome.keep.iter().enumerate() {
+            if keep == Some(false) {
+                let start = f * file_rows;
+                for r in start..start + files[f].num_rows() {
+                    prop_assert!(!is_match(r), "file {} pruned but row {} matches {}", f, r, p.expr());
+                }
+            }
+        }
+        prop_assert_eq!(outcome.metrics.unusable_statistics, 0);
+    }
+}
+
+/// Writers that cut a string maximum without a tie-breaker store a value
+/// below the real maximum; the file must still be kept.
+#[test]
+fn cut_string_maximum_keeps_the_file() {
+    use std::sync::Arc;
+    let long = format!("{}b", "a".repeat(34)); // 35 bytes: cut without a tie-breaker
+    let st = arrow_array::StructArray::new_null(
+        vec![arrow_schema::Field::new("x", arrow_schema::DataType::Int32, true)].into(),
+        1,
+    );
+    let b = schema();
+    let columns: Vec<arrow_array::ArrayRef> = b
+        .fields()
+        .iter()
+        .map(|f| match f.name().as_str() {
+            "s" => Arc::new(arrow_array::StringArray::from(vec![long.as_str()])) as _,
+            "st" => Arc::new(st.clone()) as _,
+            _ => arrow_array::new_null_array(f.data_type(), 1),
+        })
+        .collect();
+    let batch = RecordBatch::try_new(b.clone(), columns).unwrap();
+    let stats = crate::delta_stats::from_batches(&[batch.clone()], &b, &COLUMNS, &[false]);
+    for text in [format!("s > '{}'", "a".repeat(33)), format!("s = '{long}'"), format!("s LIKE '{}%'", "a".repeat(33))] {
+        let p = Predicate::parse(&text, &b).unwrap();
+        assert_eq!(p.evaluate(&batch).unwrap().true_count(), 1, "{text}");
+        assert_eq!(p.prune(&stats).keep.true_count(), 1, "{text}");
+    }
+}
