@@ -21,8 +21,10 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, ListArray, MapArray, StructArray, new_null_array};
-use arrow_schema::{DataType, Field, FieldRef};
+use arrow_array::{
+    Array, ArrayRef, ListArray, MapArray, StructArray, TimestampMicrosecondArray, new_null_array,
+};
+use arrow_schema::{DataType, Field, FieldRef, TimeUnit};
 use dar_log::schema::ColumnMappingMode;
 
 use super::mapping::find_field;
@@ -121,12 +123,51 @@ impl Adapter<'_> {
                 .map_err(|e| ScanError::arrow("assembling a map column", self.path, e))?;
                 Ok(Arc::new(out))
             }
+            (DataType::Timestamp(unit, _), DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
+                self.timestamp_to_micros(column, array, *unit, tz.clone())
+            }
             (DataType::Dictionary(_, values), _) if leaf_cast_allowed(values, to) => {
                 self.cast(column, array, to)
             }
             _ if leaf_cast_allowed(from, to) => self.cast(column, array, to),
             _ => Err(self.mismatch(column, from, to)),
         }
+    }
+
+    /// Unit normalization by arithmetic on the stored instants: the zone
+    /// is a label here (INT96 and `timestamp_ntz` files carry none), and
+    /// Arrow's cast would resolve zone names, which needs `chrono-tz`.
+    fn timestamp_to_micros(
+        &self,
+        column: &str,
+        array: &ArrayRef,
+        unit: TimeUnit,
+        tz: Option<Arc<str>>,
+    ) -> Result<ArrayRef> {
+        use arrow_array::types::{
+            TimestampMicrosecondType as Us, TimestampMillisecondType as Ms,
+            TimestampNanosecondType as Ns, TimestampSecondType as S,
+        };
+        let overflow = || ScanError::SchemaMismatch {
+            path: self.path.to_string(),
+            column: column.to_string(),
+            found: format!("{} (value out of range)", array.data_type()),
+            expected: "timestamp in microseconds".to_string(),
+        };
+        let values: TimestampMicrosecondArray = match unit {
+            TimeUnit::Second => array
+                .as_primitive::<S>()
+                .try_unary(|v| v.checked_mul(1_000_000).ok_or(()))
+                .map_err(|()| overflow())?,
+            TimeUnit::Millisecond => array
+                .as_primitive::<Ms>()
+                .try_unary(|v| v.checked_mul(1_000).ok_or(()))
+                .map_err(|()| overflow())?,
+            TimeUnit::Microsecond => array.as_primitive::<Us>().reinterpret_cast(),
+            // Floor, as Spark does, so instants before 1970 round down.
+            TimeUnit::Nanosecond => array.as_primitive::<Ns>().unary(|v| v.div_euclid(1_000)),
+        };
+        Ok(Arc::new(values.with_timezone_opt(tz)))
     }
 
     fn cast(&self, column: &str, array: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
@@ -208,7 +249,7 @@ pub(crate) fn leaf_cast_allowed(from: &DataType, to: &DataType) -> bool {
 #[cfg(test)]
 mod tests {
     use arrow_array::{Date32Array, Int32Array, StringArray, TimestampNanosecondArray};
-    use arrow_schema::{Fields, TimeUnit};
+    use arrow_schema::Fields;
 
     use super::*;
 

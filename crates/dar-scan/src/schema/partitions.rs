@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, UInt32Array, new_null_array};
-use arrow_schema::DataType;
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampMicrosecondType;
+use arrow_schema::{DataType, TimeUnit};
 
 use crate::error::{Result, ScanError};
 use crate::task::PartitionValue;
@@ -34,9 +36,9 @@ pub(crate) fn constant_column(
         one
     } else {
         match (one.data_type(), data_type) {
-            (DataType::Timestamp(u1, _), DataType::Timestamp(u2, _)) if u1 == u2 => {
-                arrow_cast::cast(&one, data_type)
-                    .map_err(|e| ScanError::arrow("typing a partition value", path, e))?
+            (DataType::Timestamp(TimeUnit::Microsecond, _), DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
+                let v = one.as_primitive::<TimestampMicrosecondType>().clone();
+                Arc::new(v.with_timezone_opt(tz.clone())) as ArrayRef
             }
             (found, expected) => {
                 return Err(invalid(format!("value of type {found} for a {expected} column")));
@@ -52,8 +54,6 @@ pub(crate) fn constant_column(
 #[cfg(test)]
 mod tests {
     use arrow_array::Array;
-    use arrow_array::cast::AsArray;
-    use arrow_schema::TimeUnit;
 
     use super::*;
 
