@@ -1,0 +1,226 @@
+//! The log's actions (§2) as the kit writes them, and their JSON lines.
+
+use std::collections::BTreeMap;
+
+use dar_dv::{DeletedRows, DvDescriptor};
+
+use crate::json::Json;
+use crate::stats::FileStats;
+
+/// A live data file of a table written by the kit.
+#[derive(Debug, Clone)]
+pub struct DataFile {
+    /// `add.path`: relative to the root, URI-encoded (§2.9).
+    pub path: String,
+    /// `add.partitionValues`: physical column name to §7 text (`None` = null),
+    /// in partition-column order.
+    pub partition_values: Vec<(String, Option<String>)>,
+    /// File size in bytes.
+    pub size: u64,
+    /// `add.modificationTime` (ms).
+    pub modification_time: i64,
+    /// Physical rows in the file (`numRecords`; DV-deleted rows included).
+    pub num_records: u64,
+    /// The file's DV, if rows were deleted.
+    pub deletion_vector: Option<DvDescriptor>,
+    pub(crate) deleted: Option<DeletedRows>,
+    pub(crate) stats: FileStats,
+}
+
+impl DataFile {
+    /// Row indexes deleted by the file's DV (empty without one).
+    pub fn deleted_rows(&self) -> Vec<u64> {
+        self.deleted
+            .as_ref()
+            .map(|d| d.iter().collect())
+            .unwrap_or_default()
+    }
+
+    /// Rows a reader must return: `num_records` minus the DV's cardinality.
+    pub fn live_rows(&self) -> u64 {
+        self.num_records
+            - self
+                .deletion_vector
+                .as_ref()
+                .map_or(0, DvDescriptor::cardinality)
+    }
+
+    /// The `add.stats` JSON: tight bounds unless a DV deleted rows.
+    pub fn stats_json(&self) -> String {
+        self.stats.render(self.deletion_vector.is_none())
+    }
+
+    /// The `add` action line.
+    pub(crate) fn add_json(&self, data_change: bool) -> Json {
+        let mut add = Json::object()
+            .with("path", Json::str(&self.path))
+            .with("partitionValues", self.partition_values_json())
+            .with("size", Json::Int(self.size as i64))
+            .with("modificationTime", Json::Int(self.modification_time))
+            .with("dataChange", Json::Bool(data_change))
+            .with("stats", Json::Str(self.stats_json()));
+        if let Some(dv) = &self.deletion_vector {
+            add.push("deletionVector", dv_json(dv));
+        }
+        Json::object().with("add", add)
+    }
+
+    /// The `remove` action line for this file (with its DV, if any).
+    pub(crate) fn remove_json(&self, deletion_timestamp: i64, data_change: bool) -> Json {
+        let mut remove = Json::object()
+            .with("path", Json::str(&self.path))
+            .with("deletionTimestamp", Json::Int(deletion_timestamp))
+            .with("dataChange", Json::Bool(data_change))
+            .with("extendedFileMetadata", Json::Bool(true))
+            .with("partitionValues", self.partition_values_json())
+            .with("size", Json::Int(self.size as i64));
+        if let Some(dv) = &self.deletion_vector {
+            remove.push("deletionVector", dv_json(dv));
+        }
+        Json::object().with("remove", remove)
+    }
+
+    fn partition_values_json(&self) -> Json {
+        Json::Object(
+            self.partition_values
+                .iter()
+                .map(|(k, v)| (k.clone(), Json::opt_str(v.as_deref())))
+                .collect(),
+        )
+    }
+}
+
+/// A removed file kept for the checkpoint's tombstones.
+#[derive(Debug, Clone)]
+pub(crate) struct Tombstone {
+    pub(crate) file: DataFile,
+    pub(crate) deletion_timestamp: i64,
+}
+
+/// The DV descriptor object (§9.1).
+pub(crate) fn dv_json(dv: &DvDescriptor) -> Json {
+    let mut json = Json::object()
+        .with(
+            "storageType",
+            Json::str(dv.storage_type().code().to_string()),
+        )
+        .with("pathOrInlineDv", Json::str(dv.path_or_inline_dv()));
+    if let Some(offset) = dv.offset() {
+        json.push("offset", Json::Int(offset as i64));
+    }
+    json.with("sizeInBytes", Json::Int(i64::from(dv.size_in_bytes())))
+        .with("cardinality", Json::Int(dv.cardinality() as i64))
+}
+
+/// The table's `protocol` (§2.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Protocol {
+    pub(crate) min_reader_version: i32,
+    pub(crate) min_writer_version: i32,
+    /// Features, listed as both reader and writer features when version 3/7.
+    pub(crate) features: Vec<&'static str>,
+}
+
+impl Protocol {
+    /// Reader 1 / writer 2 when no feature is used; reader 3 / writer 7 with
+    /// the features otherwise.
+    pub(crate) fn for_features(features: Vec<&'static str>) -> Self {
+        if features.is_empty() {
+            Self {
+                min_reader_version: 1,
+                min_writer_version: 2,
+                features,
+            }
+        } else {
+            Self {
+                min_reader_version: 3,
+                min_writer_version: 7,
+                features,
+            }
+        }
+    }
+
+    /// `readerFeatures` / `writerFeatures`, or `None` for a legacy protocol.
+    pub(crate) fn feature_list(&self) -> Option<&[&'static str]> {
+        (self.min_reader_version == 3).then_some(&self.features[..])
+    }
+
+    pub(crate) fn json(&self) -> Json {
+        let mut protocol = Json::object()
+            .with(
+                "minReaderVersion",
+                Json::Int(i64::from(self.min_reader_version)),
+            )
+            .with(
+                "minWriterVersion",
+                Json::Int(i64::from(self.min_writer_version)),
+            );
+        if let Some(features) = self.feature_list() {
+            let list = || Json::Array(features.iter().map(|f| Json::str(*f)).collect());
+            protocol.push("readerFeatures", list());
+            protocol.push("writerFeatures", list());
+        }
+        Json::object().with("protocol", protocol)
+    }
+}
+
+/// The table's `metaData` (§2.2).
+#[derive(Debug, Clone)]
+pub(crate) struct Metadata {
+    pub(crate) id: String,
+    pub(crate) schema_string: String,
+    pub(crate) partition_columns: Vec<String>,
+    pub(crate) configuration: BTreeMap<String, String>,
+    pub(crate) created_time: i64,
+}
+
+impl Metadata {
+    pub(crate) fn json(&self) -> Json {
+        let metadata = Json::object()
+            .with("id", Json::str(&self.id))
+            .with(
+                "format",
+                Json::object()
+                    .with("provider", Json::str("parquet"))
+                    .with("options", Json::object()),
+            )
+            .with("schemaString", Json::str(&self.schema_string))
+            .with(
+                "partitionColumns",
+                Json::Array(self.partition_columns.iter().map(Json::str).collect()),
+            )
+            .with(
+                "configuration",
+                Json::Object(
+                    self.configuration
+                        .iter()
+                        .map(|(k, v)| (k.clone(), Json::str(v)))
+                        .collect(),
+                ),
+            )
+            .with("createdTime", Json::Int(self.created_time));
+        Json::object().with("metaData", metadata)
+    }
+}
+
+/// A `commitInfo` line (free-form; readers need none of it without ICT).
+pub(crate) fn commit_info_json(timestamp: i64, operation: &str) -> Json {
+    let info = Json::object()
+        .with("timestamp", Json::Int(timestamp))
+        .with("operation", Json::str(operation))
+        .with(
+            "engineInfo",
+            Json::str(concat!("dar-testkit/", env!("CARGO_PKG_VERSION"))),
+        );
+    Json::object().with("commitInfo", info)
+}
+
+/// Newline-delimited JSON text of one commit.
+pub(crate) fn commit_text(actions: &[Json]) -> String {
+    let mut text = String::new();
+    for action in actions {
+        text.push_str(&action.render());
+        text.push('\n');
+    }
+    text
+}

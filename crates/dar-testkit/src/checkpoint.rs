@@ -1,0 +1,353 @@
+//! Classic single-part V1 checkpoints (§1.3, §3): one Parquet file,
+//! `pad20(v).checkpoint.parquet`, one action per row, each row setting
+//! exactly one of the top-level struct columns:
+//!
+//! ```text
+//! protocol  struct<minReaderVersion:int, minWriterVersion:int,
+//!                  readerFeatures:list<string>, writerFeatures:list<string>>
+//! metaData  struct<id, format:struct<provider, options:map>, schemaString,
+//!                  partitionColumns:list<string>, configuration:map, createdTime:long>
+//! add       struct<path, partitionValues:map, size:long, modificationTime:long,
+//!                  dataChange:bool, stats:string, deletionVector:struct<...>>
+//! remove    struct<path, deletionTimestamp:long, dataChange:bool,
+//!                  extendedFileMetadata:bool, partitionValues:map, size:long,
+//!                  deletionVector:struct<...>>
+//! ```
+//!
+//! `stats_parsed` and `partitionValues_parsed` are not written (the
+//! default `delta.checkpoint.writeStatsAsStruct=false`).
+
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, MapBuilder, MapFieldNames, StringBuilder};
+use arrow_array::{
+    ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray, StructArray,
+};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{Field, Fields, Schema};
+use dar_dv::DvDescriptor;
+
+use crate::actions::{DataFile, Metadata, Protocol, Tombstone};
+use crate::error::{Result, TestkitError};
+use crate::parquet::{Codec, ParquetOptions, write_file};
+
+/// What a checkpoint holds: the reconciled state at one version.
+pub(crate) struct CheckpointState<'a> {
+    pub(crate) protocol: &'a Protocol,
+    pub(crate) metadata: &'a Metadata,
+    pub(crate) files: Vec<&'a DataFile>,
+    pub(crate) tombstones: &'a [Tombstone],
+}
+
+/// The encoded checkpoint and the numbers `_last_checkpoint` needs.
+pub(crate) struct EncodedCheckpoint {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) rows: usize,
+    pub(crate) add_rows: usize,
+}
+
+/// One row per action: protocol, metaData, the adds, then the tombstones.
+pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedCheckpoint> {
+    let adds = state.files.len();
+    let removes = state.tombstones.len();
+    let rows = 2 + adds + removes;
+    // Row kinds: 0 protocol, 1 metaData, then adds, then removes.
+    let add_at = |row: usize| (2..2 + adds).contains(&row).then(|| state.files[row - 2]);
+    let remove_at = |row: usize| (row >= 2 + adds).then(|| &state.tombstones[row - 2 - adds]);
+
+    let protocol = {
+        let p = state.protocol;
+        let features = || {
+            let mut list = string_list_builder();
+            for row in 0..rows {
+                match (row, p.feature_list()) {
+                    (0, Some(features)) => {
+                        features.iter().for_each(|f| list.values().append_value(f));
+                        list.append(true);
+                    }
+                    _ => list.append(false),
+                }
+            }
+            Arc::new(list.finish()) as ArrayRef
+        };
+        let only_first = |v: i32| Int32Array::from_iter((0..rows).map(|r| (r == 0).then_some(v)));
+        struct_array(
+            vec![
+                (
+                    "minReaderVersion",
+                    Arc::new(only_first(p.min_reader_version)),
+                ),
+                (
+                    "minWriterVersion",
+                    Arc::new(only_first(p.min_writer_version)),
+                ),
+                ("readerFeatures", features()),
+                ("writerFeatures", features()),
+            ],
+            (0..rows).map(|r| r == 0).collect(),
+        )?
+    };
+
+    let metadata = {
+        let m = state.metadata;
+        let at = |row: usize| (row == 1).then_some(m);
+        let mut options = string_map_builder();
+        let mut columns = string_list_builder();
+        let mut configuration = string_map_builder();
+        for row in 0..rows {
+            options
+                .append(at(row).is_some())
+                .map_err(TestkitError::arrow("checkpoint format.options"))?;
+            match at(row) {
+                Some(m) => {
+                    m.partition_columns
+                        .iter()
+                        .for_each(|c| columns.values().append_value(c));
+                    columns.append(true);
+                    for (k, v) in &m.configuration {
+                        configuration.keys().append_value(k);
+                        configuration.values().append_value(v);
+                    }
+                    configuration
+                        .append(true)
+                        .map_err(TestkitError::arrow("checkpoint configuration"))?;
+                }
+                None => {
+                    columns.append(false);
+                    configuration
+                        .append(false)
+                        .map_err(TestkitError::arrow("checkpoint configuration"))?;
+                }
+            }
+        }
+        let strings = |f: &dyn Fn(&Metadata) -> &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter((0..rows).map(|r| at(r).map(f))))
+        };
+        let valid: Vec<bool> = (0..rows).map(|r| r == 1).collect();
+        let format = struct_array(
+            vec![
+                ("provider", strings(&|_| "parquet")),
+                ("options", Arc::new(options.finish())),
+            ],
+            valid.clone(),
+        )?;
+        struct_array(
+            vec![
+                ("id", strings(&|m| m.id.as_str())),
+                ("format", format),
+                ("schemaString", strings(&|m| m.schema_string.as_str())),
+                ("partitionColumns", Arc::new(columns.finish())),
+                ("configuration", Arc::new(configuration.finish())),
+                (
+                    "createdTime",
+                    Arc::new(Int64Array::from_iter(
+                        (0..rows).map(|r| at(r).map(|m| m.created_time)),
+                    )),
+                ),
+            ],
+            valid,
+        )?
+    };
+
+    let add = {
+        let file = |row: usize| add_at(row);
+        struct_array(
+            vec![
+                (
+                    "path",
+                    Arc::new(StringArray::from_iter(
+                        (0..rows).map(|r| file(r).map(|f| f.path.as_str())),
+                    )),
+                ),
+                ("partitionValues", partition_values(rows, &file)?),
+                (
+                    "size",
+                    Arc::new(Int64Array::from_iter(
+                        (0..rows).map(|r| file(r).map(|f| f.size as i64)),
+                    )),
+                ),
+                (
+                    "modificationTime",
+                    Arc::new(Int64Array::from_iter(
+                        (0..rows).map(|r| file(r).map(|f| f.modification_time)),
+                    )),
+                ),
+                (
+                    "dataChange",
+                    Arc::new(BooleanArray::from_iter(
+                        (0..rows).map(|r| file(r).map(|_| false)),
+                    )),
+                ),
+                (
+                    "stats",
+                    Arc::new(StringArray::from_iter(
+                        (0..rows).map(|r| file(r).map(DataFile::stats_json)),
+                    )),
+                ),
+                (
+                    "deletionVector",
+                    deletion_vectors(rows, &|r| file(r).and_then(|f| f.deletion_vector.as_ref()))?,
+                ),
+            ],
+            (0..rows).map(|r| file(r).is_some()).collect(),
+        )?
+    };
+
+    let remove = {
+        let file = |row: usize| remove_at(row).map(|t| &t.file);
+        let stamp = |row: usize| remove_at(row).map(|t| t.deletion_timestamp);
+        struct_array(
+            vec![
+                (
+                    "path",
+                    Arc::new(StringArray::from_iter(
+                        (0..rows).map(|r| file(r).map(|f| f.path.as_str())),
+                    )),
+                ),
+                (
+                    "deletionTimestamp",
+                    Arc::new(Int64Array::from_iter((0..rows).map(stamp))),
+                ),
+                (
+                    "dataChange",
+                    Arc::new(BooleanArray::from_iter(
+                        (0..rows).map(|r| file(r).map(|_| true)),
+                    )),
+                ),
+                (
+                    "extendedFileMetadata",
+                    Arc::new(BooleanArray::from_iter(
+                        (0..rows).map(|r| file(r).map(|_| true)),
+                    )),
+                ),
+                ("partitionValues", partition_values(rows, &file)?),
+                (
+                    "size",
+                    Arc::new(Int64Array::from_iter(
+                        (0..rows).map(|r| file(r).map(|f| f.size as i64)),
+                    )),
+                ),
+                (
+                    "deletionVector",
+                    deletion_vectors(rows, &|r| file(r).and_then(|f| f.deletion_vector.as_ref()))?,
+                ),
+            ],
+            (0..rows).map(|r| file(r).is_some()).collect(),
+        )?
+    };
+
+    let columns = vec![
+        ("protocol", protocol),
+        ("metaData", metadata),
+        ("add", add),
+        ("remove", remove),
+    ];
+    let schema = Schema::new(
+        columns
+            .iter()
+            .map(|(name, array)| Field::new(*name, array.data_type().clone(), true))
+            .collect::<Vec<_>>(),
+    );
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        columns.into_iter().map(|(_, a)| a).collect(),
+    )
+    .map_err(TestkitError::arrow("checkpoint batch"))?;
+    let bytes = write_file(
+        &batch,
+        &ParquetOptions::default().with_codec(Codec::Snappy),
+        name,
+    )?;
+    Ok(EncodedCheckpoint {
+        bytes,
+        rows,
+        add_rows: adds,
+    })
+}
+
+fn string_list_builder() -> ListBuilder<StringBuilder> {
+    ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new(
+        "element",
+        arrow_schema::DataType::Utf8,
+        true,
+    )))
+}
+
+fn string_map_builder() -> MapBuilder<StringBuilder, StringBuilder> {
+    let names = MapFieldNames {
+        entry: "key_value".into(),
+        key: "key".into(),
+        value: "value".into(),
+    };
+    MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new())
+}
+
+fn partition_values<'a>(
+    rows: usize,
+    file: &dyn Fn(usize) -> Option<&'a DataFile>,
+) -> Result<ArrayRef> {
+    let mut map = string_map_builder();
+    for row in 0..rows {
+        if let Some(f) = file(row) {
+            for (k, v) in &f.partition_values {
+                map.keys().append_value(k);
+                map.values().append_option(v.as_deref());
+            }
+        }
+        map.append(file(row).is_some())
+            .map_err(TestkitError::arrow("checkpoint partitionValues"))?;
+    }
+    Ok(Arc::new(map.finish()))
+}
+
+fn deletion_vectors<'a>(
+    rows: usize,
+    dv: &dyn Fn(usize) -> Option<&'a DvDescriptor>,
+) -> Result<ArrayRef> {
+    let code = |r| dv(r).map(|d| d.storage_type().code().to_string());
+    struct_array(
+        vec![
+            (
+                "storageType",
+                Arc::new(StringArray::from_iter((0..rows).map(code))),
+            ),
+            (
+                "pathOrInlineDv",
+                Arc::new(StringArray::from_iter(
+                    (0..rows).map(|r| dv(r).map(|d| d.path_or_inline_dv())),
+                )),
+            ),
+            (
+                "offset",
+                Arc::new(Int32Array::from_iter(
+                    (0..rows).map(|r| dv(r).and_then(|d| d.offset()).map(|o| o as i32)),
+                )),
+            ),
+            (
+                "sizeInBytes",
+                Arc::new(Int32Array::from_iter(
+                    (0..rows).map(|r| dv(r).map(|d| d.size_in_bytes() as i32)),
+                )),
+            ),
+            (
+                "cardinality",
+                Arc::new(Int64Array::from_iter(
+                    (0..rows).map(|r| dv(r).map(|d| d.cardinality() as i64)),
+                )),
+            ),
+        ],
+        (0..rows).map(|r| dv(r).is_some()).collect(),
+    )
+}
+
+/// A nullable struct column from named children and a validity per row.
+fn struct_array(children: Vec<(&str, ArrayRef)>, valid: Vec<bool>) -> Result<ArrayRef> {
+    let fields: Fields = children
+        .iter()
+        .map(|(name, array)| Field::new(*name, array.data_type().clone(), true))
+        .collect();
+    let arrays = children.into_iter().map(|(_, a)| a).collect();
+    let array = StructArray::try_new(fields, arrays, Some(NullBuffer::from(valid)))
+        .map_err(TestkitError::arrow("checkpoint struct column"))?;
+    Ok(Arc::new(array))
+}

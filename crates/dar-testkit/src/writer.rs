@@ -1,0 +1,591 @@
+//! [`TableWriter`]: creates a table and commits appends, removes, DV
+//! deletes and checkpoints, one commit per call.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, UInt32Array};
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+use object_store::path::{Path, PathPart};
+use object_store::{ObjectStore, PutMode, PutOptions, PutPayload};
+
+use crate::actions::{DataFile, Metadata, Protocol, Tombstone, commit_info_json, commit_text};
+use crate::checkpoint::{self, CheckpointState};
+use crate::dv::{DvBatch, DvStorage, merge};
+use crate::error::{Result, TestkitError};
+use crate::json::Json;
+use crate::naming::{Ids, data_file_name, pad20};
+use crate::parquet::{ParquetOptions, write_file};
+use crate::partition::{directory_segment, is_partition_type, uri_encode_segment, value_text};
+use crate::schema::{ColumnMappingMode, TableSchema, to_physical};
+use crate::stats::FileStats;
+
+/// 2024-01-01T00:00:00Z: the default time of version 0.
+pub const DEFAULT_START_MS: i64 = 1_704_067_200_000;
+
+/// Milliseconds between consecutive commits' timestamps.
+pub const COMMIT_INTERVAL_MS: i64 = 60_000;
+
+/// What one commit did.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    /// The version written.
+    pub version: u64,
+    /// Files added (for DV deletes: the files with their new DVs).
+    pub added: Vec<DataFile>,
+    /// Paths removed (for DV deletes: the same paths, with their old DVs).
+    pub removed: Vec<String>,
+}
+
+/// Settings for a new table; [`TableWriterBuilder::create`] writes version 0.
+#[derive(Debug)]
+pub struct TableWriterBuilder {
+    store: Arc<dyn ObjectStore>,
+    root: Path,
+    schema: SchemaRef,
+    partition_columns: Vec<String>,
+    column_mapping: ColumnMappingMode,
+    deletion_vectors: bool,
+    parquet: ParquetOptions,
+    seed: u64,
+    start_ms: i64,
+    properties: BTreeMap<String, String>,
+}
+
+impl TableWriterBuilder {
+    /// Partition columns (logical names, in order). They must be top-level
+    /// primitive columns of the schema; they are not stored in the files.
+    pub fn with_partition_columns<S: Into<String>>(
+        mut self,
+        columns: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.partition_columns = columns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Column mapping mode (default none): physical names `col-<uuid>` and
+    /// field ids, the `columnMapping` feature.
+    pub fn with_column_mapping(mut self, mode: ColumnMappingMode) -> Self {
+        self.column_mapping = mode;
+        self
+    }
+
+    /// Allow deletion vectors (the `deletionVectors` feature and
+    /// `delta.enableDeletionVectors=true`). Needed by `delete_rows`.
+    pub fn with_deletion_vectors(mut self, on: bool) -> Self {
+        self.deletion_vectors = on;
+        self
+    }
+
+    /// Layout of the data files (changeable later with
+    /// [`TableWriter::set_parquet_options`]).
+    pub fn with_parquet_options(mut self, options: ParquetOptions) -> Self {
+        self.parquet = options;
+        self
+    }
+
+    /// Seed for the table id, file names, physical names and DV file names.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Timestamp (ms) of version 0; version `v` is stamped
+    /// `start + v * COMMIT_INTERVAL_MS`. Default [`DEFAULT_START_MS`].
+    pub fn with_start_time_ms(mut self, start_ms: i64) -> Self {
+        self.start_ms = start_ms;
+        self
+    }
+
+    /// A table property (`metaData.configuration`).
+    pub fn with_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.properties.insert(key.into(), value.into());
+        self
+    }
+
+    /// Validates the settings and commits version 0 (protocol and metaData).
+    /// Fails if version 0 already exists.
+    pub async fn create(self) -> Result<TableWriter> {
+        let mut ids = Ids::new(self.seed);
+        let table_id = ids.uuid().to_string();
+        let schema = TableSchema::new(self.schema.clone(), self.column_mapping, &mut ids)?;
+        let mut partition_indexes = Vec::new();
+        for column in &self.partition_columns {
+            let invalid = |reason: &str| TestkitError::InvalidPartitionColumn {
+                column: column.clone(),
+                reason: reason.to_owned(),
+            };
+            let (index, field) = schema
+                .logical
+                .column_with_name(column)
+                .ok_or_else(|| invalid("not in the schema"))?;
+            if !is_partition_type(field.data_type()) {
+                return Err(invalid(&format!(
+                    "type {} cannot be a partition column",
+                    field.data_type()
+                )));
+            }
+            if partition_indexes.contains(&index) {
+                return Err(invalid("listed twice"));
+            }
+            partition_indexes.push(index);
+        }
+        if partition_indexes.len() == schema.logical.fields().len() {
+            return Err(TestkitError::InvalidPartitionColumn {
+                column: self.partition_columns.join(","),
+                reason: "a table needs at least one non-partition column".into(),
+            });
+        }
+
+        let mut features = Vec::new();
+        let mut configuration = self.properties;
+        if self.column_mapping != ColumnMappingMode::None {
+            features.push("columnMapping");
+            configuration.insert(
+                "delta.columnMapping.mode".into(),
+                self.column_mapping.as_str().into(),
+            );
+            configuration.insert(
+                "delta.columnMapping.maxColumnId".into(),
+                schema.max_column_id.to_string(),
+            );
+        }
+        if self.deletion_vectors {
+            features.push("deletionVectors");
+            configuration.insert("delta.enableDeletionVectors".into(), "true".into());
+        }
+        if schema.uses_timestamp_ntz {
+            features.push("timestampNtz");
+        }
+        let protocol = Protocol::for_features(features);
+        let metadata = Metadata {
+            id: table_id,
+            schema_string: schema.delta_json.clone(),
+            partition_columns: self.partition_columns,
+            configuration,
+            created_time: self.start_ms,
+        };
+        let data_indexes = (0..schema.logical.fields().len())
+            .filter(|i| !partition_indexes.contains(i))
+            .collect();
+        let mut writer = TableWriter {
+            store: self.store,
+            root: self.root,
+            schema,
+            partition_indexes,
+            data_indexes,
+            deletion_vectors: self.deletion_vectors,
+            parquet: self.parquet,
+            ids,
+            start_ms: self.start_ms,
+            version: 0,
+            file_counter: 0,
+            protocol,
+            metadata,
+            files: BTreeMap::new(),
+            tombstones: Vec::new(),
+        };
+        let actions = vec![
+            commit_info_json(writer.start_ms, "CREATE TABLE"),
+            writer.protocol.json(),
+            writer.metadata.json(),
+        ];
+        writer.write_commit(0, &actions).await?;
+        Ok(writer)
+    }
+}
+
+/// Writes one Delta table, a commit per call. Deterministic: the same calls
+/// with the same seed give byte-identical files.
+#[derive(Debug)]
+pub struct TableWriter {
+    store: Arc<dyn ObjectStore>,
+    root: Path,
+    schema: TableSchema,
+    partition_indexes: Vec<usize>,
+    data_indexes: Vec<usize>,
+    deletion_vectors: bool,
+    parquet: ParquetOptions,
+    ids: Ids,
+    start_ms: i64,
+    version: u64,
+    file_counter: u64,
+    protocol: Protocol,
+    metadata: Metadata,
+    files: BTreeMap<String, DataFile>,
+    tombstones: Vec<Tombstone>,
+}
+
+impl TableWriter {
+    /// Starts a table at `root` in `store` with the logical `schema`
+    /// (partition columns included).
+    pub fn builder(
+        store: Arc<dyn ObjectStore>,
+        root: Path,
+        schema: SchemaRef,
+    ) -> TableWriterBuilder {
+        TableWriterBuilder {
+            store,
+            root,
+            schema,
+            partition_columns: Vec::new(),
+            column_mapping: ColumnMappingMode::None,
+            deletion_vectors: false,
+            parquet: ParquetOptions::default(),
+            seed: 0,
+            start_ms: DEFAULT_START_MS,
+            properties: BTreeMap::new(),
+        }
+    }
+
+    /// The latest committed version.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The logical schema (what `append` takes).
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema.logical
+    }
+
+    /// The physical schema of the data files (partition columns left out).
+    pub fn physical_schema(&self) -> SchemaRef {
+        Arc::new(
+            self.schema
+                .physical
+                .project(&self.data_indexes)
+                .unwrap_or_else(|_| (*self.schema.physical).clone()),
+        )
+    }
+
+    /// The data columns of a logical `batch` exactly as the kit stores them
+    /// in Parquet: partition columns dropped, physical names and field ids.
+    /// A reference reader compares file contents against this.
+    pub fn physical_batch(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        self.check_schema(batch)?;
+        let data = batch
+            .project(&self.data_indexes)
+            .map_err(TestkitError::arrow("project data columns"))?;
+        to_physical(&data, self.physical_schema())
+    }
+
+    /// The Delta `schemaString`.
+    pub fn schema_string(&self) -> &str {
+        &self.metadata.schema_string
+    }
+
+    /// The table root in the store.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// `(minReaderVersion, minWriterVersion)`.
+    pub fn protocol_versions(&self) -> (i32, i32) {
+        (
+            self.protocol.min_reader_version,
+            self.protocol.min_writer_version,
+        )
+    }
+
+    /// The live files, sorted by path.
+    pub fn files(&self) -> impl Iterator<Item = &DataFile> {
+        self.files.values()
+    }
+
+    /// One live file by its `add.path`.
+    pub fn file(&self, path: &str) -> Option<&DataFile> {
+        self.files.get(path)
+    }
+
+    /// Rows a reader must return from the current snapshot.
+    pub fn live_rows(&self) -> u64 {
+        self.files.values().map(DataFile::live_rows).sum()
+    }
+
+    /// Changes the layout of files written from now on.
+    pub fn set_parquet_options(&mut self, options: ParquetOptions) {
+        self.parquet = options;
+    }
+
+    /// Appends `batch` (logical schema) in one commit: one new file per
+    /// distinct tuple of partition values, in order of first appearance.
+    pub async fn append(&mut self, batch: &RecordBatch) -> Result<Commit> {
+        self.check_schema(batch)?;
+        if batch.num_rows() == 0 {
+            return Err(TestkitError::SchemaMismatch {
+                reason: "an appended batch must have rows".into(),
+            });
+        }
+        let version = self.version + 1;
+        let timestamp = self.timestamp(version);
+        let mut added = Vec::new();
+        let mut pending = Vec::new();
+        for (values, rows) in self.partition_groups(batch)? {
+            let part = if rows.len() == batch.num_rows() {
+                batch.clone()
+            } else {
+                let indices = UInt32Array::from(rows);
+                arrow_select::take::take_record_batch(batch, &indices)
+                    .map_err(TestkitError::arrow("split batch by partition"))?
+            };
+            let physical = self.physical_batch(&part)?;
+            let stats = FileStats::compute(&physical);
+
+            let uuid = self.ids.uuid();
+            let name = data_file_name(self.file_counter, uuid, self.parquet.codec().file_suffix());
+            self.file_counter += 1;
+            let mut segments: Vec<String> = values
+                .iter()
+                .map(|(column, value)| directory_segment(column, value.as_deref()))
+                .collect();
+            segments.push(name);
+            let path = segments
+                .iter()
+                .map(|s| uri_encode_segment(s))
+                .collect::<Vec<_>>()
+                .join("/");
+            let bytes = write_file(&physical, &self.parquet, &path)?;
+            let file = DataFile {
+                path,
+                partition_values: values,
+                size: bytes.len() as u64,
+                modification_time: timestamp,
+                num_records: stats.num_records,
+                deletion_vector: None,
+                deleted: None,
+                stats,
+            };
+            pending.push((segments, bytes));
+            added.push(file);
+        }
+        for (segments, bytes) in pending {
+            self.put(&segments, bytes, PutMode::Create).await?;
+        }
+        let mut actions = vec![commit_info_json(timestamp, "WRITE")];
+        actions.extend(added.iter().map(|f| f.add_json(true)));
+        self.write_commit(version, &actions).await?;
+        for file in &added {
+            self.files.insert(file.path.clone(), file.clone());
+        }
+        Ok(Commit {
+            version,
+            added,
+            removed: Vec::new(),
+        })
+    }
+
+    /// Removes live files (by `add.path`) in one commit.
+    pub async fn remove_files(&mut self, paths: &[&str]) -> Result<Commit> {
+        let version = self.version + 1;
+        let timestamp = self.timestamp(version);
+        let mut actions = vec![commit_info_json(timestamp, "DELETE")];
+        for path in paths {
+            let file = self.live(path)?;
+            actions.push(file.remove_json(timestamp, true));
+        }
+        self.write_commit(version, &actions).await?;
+        let mut removed = Vec::new();
+        for path in paths {
+            if let Some(file) = self.files.remove(*path) {
+                self.tombstones.push(Tombstone {
+                    file,
+                    deletion_timestamp: timestamp,
+                });
+                removed.push((*path).to_owned());
+            }
+        }
+        Ok(Commit {
+            version,
+            added: Vec::new(),
+            removed,
+        })
+    }
+
+    /// Deletes rows (0-based physical row indexes) of one file through a DV.
+    pub async fn delete_rows(
+        &mut self,
+        path: &str,
+        rows: &[u64],
+        storage: DvStorage,
+    ) -> Result<Commit> {
+        self.delete_rows_in(&[(path, rows)], storage).await
+    }
+
+    /// Deletes rows of several files in one commit: for each file a
+    /// `remove` (old DV) and an `add` (new DV = old ∪ new rows,
+    /// `tightBounds:false`). With file storage, all new DVs share one DV file.
+    pub async fn delete_rows_in(
+        &mut self,
+        deletes: &[(&str, &[u64])],
+        storage: DvStorage,
+    ) -> Result<Commit> {
+        if !self.deletion_vectors {
+            return Err(TestkitError::DeletionVectorsDisabled);
+        }
+        let version = self.version + 1;
+        let timestamp = self.timestamp(version);
+        let mut dvs = DvBatch::new(storage, self.ids.uuid());
+        let mut actions = vec![commit_info_json(timestamp, "DELETE")];
+        let mut replaced = Vec::new();
+        for (path, rows) in deletes {
+            let old = self.live(path)?;
+            let merged = merge(path, old.num_records, old.deleted.as_ref(), rows)?;
+            let mut new = old.clone();
+            new.deletion_vector = Some(dvs.add(path, &merged)?);
+            new.deleted = Some(merged);
+            new.modification_time = timestamp;
+            actions.push(old.remove_json(timestamp, true));
+            actions.push(new.add_json(true));
+            replaced.push((old.clone(), new));
+        }
+        if let Some((segments, bytes)) = dvs.finish() {
+            self.put(&segments, bytes, PutMode::Create).await?;
+        }
+        self.write_commit(version, &actions).await?;
+        let mut commit = Commit {
+            version,
+            added: Vec::new(),
+            removed: Vec::new(),
+        };
+        for (old, new) in replaced {
+            commit.removed.push(old.path.clone());
+            commit.added.push(new.clone());
+            self.tombstones.push(Tombstone {
+                file: old,
+                deletion_timestamp: timestamp,
+            });
+            self.files.insert(new.path.clone(), new);
+        }
+        Ok(commit)
+    }
+
+    /// Writes a classic checkpoint of the current version
+    /// (`pad20(v).checkpoint.parquet`) and `_last_checkpoint`.
+    pub async fn checkpoint(&mut self) -> Result<()> {
+        let name = format!("{}.checkpoint.parquet", pad20(self.version));
+        let state = CheckpointState {
+            protocol: &self.protocol,
+            metadata: &self.metadata,
+            files: self.files.values().collect(),
+            tombstones: &self.tombstones,
+        };
+        let encoded = checkpoint::encode(&state, &name)?;
+        let size_in_bytes = encoded.bytes.len();
+        self.put(&["_delta_log".into(), name], encoded.bytes, PutMode::Create)
+            .await?;
+        let hint = Json::object()
+            .with("version", Json::Int(self.version as i64))
+            .with("size", Json::Int(encoded.rows as i64))
+            .with("sizeInBytes", Json::Int(size_in_bytes as i64))
+            .with("numOfAddFiles", Json::Int(encoded.add_rows as i64));
+        let segments = ["_delta_log".into(), "_last_checkpoint".into()];
+        self.put(&segments, hint.render().into_bytes(), PutMode::Overwrite)
+            .await
+    }
+
+    fn timestamp(&self, version: u64) -> i64 {
+        self.start_ms + version as i64 * COMMIT_INTERVAL_MS
+    }
+
+    fn live(&self, path: &str) -> Result<&DataFile> {
+        self.files
+            .get(path)
+            .ok_or_else(|| TestkitError::UnknownFile {
+                path: path.to_owned(),
+            })
+    }
+
+    fn check_schema(&self, batch: &RecordBatch) -> Result<()> {
+        let expected = self.schema.logical.fields();
+        let actual = batch.schema_ref().fields();
+        if expected.len() != actual.len() {
+            return Err(TestkitError::SchemaMismatch {
+                reason: format!("{} columns, the table has {}", actual.len(), expected.len()),
+            });
+        }
+        for (e, a) in expected.iter().zip(actual) {
+            if e.name() != a.name()
+                || e.data_type() != a.data_type()
+                || e.is_nullable() != a.is_nullable()
+            {
+                return Err(TestkitError::SchemaMismatch {
+                    reason: format!("column `{}` is {a:?}, the table has {e:?}", e.name()),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows grouped by their partition values (physical name, §7 text).
+    #[allow(clippy::type_complexity, reason = "a local grouping")]
+    fn partition_groups(
+        &self,
+        batch: &RecordBatch,
+    ) -> Result<Vec<(Vec<(String, Option<String>)>, Vec<u32>)>> {
+        let mut groups: Vec<(Vec<(String, Option<String>)>, Vec<u32>)> = Vec::new();
+        let mut index: HashMap<Vec<Option<String>>, usize> = HashMap::new();
+        for row in 0..batch.num_rows() {
+            let mut key = Vec::with_capacity(self.partition_indexes.len());
+            for &column in &self.partition_indexes {
+                let name = self.schema.logical.field(column).name();
+                key.push(value_text(batch.column(column), row, name)?);
+            }
+            let group = *index.entry(key.clone()).or_insert_with(|| {
+                let named = self
+                    .partition_indexes
+                    .iter()
+                    .zip(key)
+                    .map(|(&column, value)| {
+                        (self.schema.physical.field(column).name().clone(), value)
+                    })
+                    .collect();
+                groups.push((named, Vec::new()));
+                groups.len() - 1
+            });
+            groups[group].1.push(row as u32);
+        }
+        Ok(groups)
+    }
+
+    async fn write_commit(&mut self, version: u64, actions: &[Json]) -> Result<()> {
+        let segments = ["_delta_log".into(), format!("{}.json", pad20(version))];
+        self.put(
+            &segments,
+            commit_text(actions).into_bytes(),
+            PutMode::Create,
+        )
+        .await?;
+        self.version = version;
+        Ok(())
+    }
+
+    /// Writes `bytes` under the root at the raw (not URI-encoded) segments.
+    /// The raw segment is the object's key (`region=US%2FEast` on disk,
+    /// matching the once-decoded `add.path`), so it is not re-encoded.
+    async fn put(&self, segments: &[String], bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+        let mut location = self.root.clone();
+        for segment in segments {
+            let part =
+                PathPart::parse(segment).map_err(|source| TestkitError::InvalidObjectName {
+                    name: segment.clone(),
+                    reason: source.to_string(),
+                })?;
+            location = location.join(part);
+        }
+        let options = PutOptions {
+            mode,
+            ..PutOptions::default()
+        };
+        self.store
+            .put_opts(&location, PutPayload::from(Bytes::from(bytes)), options)
+            .await
+            .map_err(TestkitError::store(&location))?;
+        Ok(())
+    }
+}
