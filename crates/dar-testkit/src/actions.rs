@@ -117,32 +117,41 @@ pub(crate) fn dv_json(dv: &DvDescriptor) -> Json {
 pub(crate) struct Protocol {
     pub(crate) min_reader_version: i32,
     pub(crate) min_writer_version: i32,
-    /// Features, listed as both reader and writer features when version 3/7.
+    /// Reader-and-writer features (listed in both lists).
     pub(crate) features: Vec<&'static str>,
+    /// Writer-only features.
+    pub(crate) writer_only: Vec<&'static str>,
 }
 
 impl Protocol {
-    /// Reader 1 / writer 2 when no feature is used; reader 3 / writer 7 with
-    /// the features otherwise.
-    pub(crate) fn for_features(features: Vec<&'static str>) -> Self {
-        if features.is_empty() {
-            Self {
-                min_reader_version: 1,
-                min_writer_version: 2,
-                features,
-            }
+    /// Reader 1 / writer 2 when no feature is used; writer 7 with any
+    /// feature, and reader 3 when a reader feature is used.
+    pub(crate) fn for_features(
+        features: Vec<&'static str>,
+        writer_only: Vec<&'static str>,
+    ) -> Self {
+        let min_reader_version = if features.is_empty() { 1 } else { 3 };
+        let min_writer_version = if features.is_empty() && writer_only.is_empty() {
+            2
         } else {
-            Self {
-                min_reader_version: 3,
-                min_writer_version: 7,
-                features,
-            }
+            7
+        };
+        Self {
+            min_reader_version,
+            min_writer_version,
+            features,
+            writer_only,
         }
     }
 
-    /// `readerFeatures` / `writerFeatures`, or `None` for a legacy protocol.
-    pub(crate) fn feature_list(&self) -> Option<&[&'static str]> {
-        (self.min_reader_version == 3).then_some(&self.features[..])
+    /// `readerFeatures`, present iff reader version 3.
+    pub(crate) fn reader_features(&self) -> Option<Vec<&'static str>> {
+        (self.min_reader_version == 3).then(|| self.features.clone())
+    }
+
+    /// `writerFeatures`, present iff writer version 7.
+    pub(crate) fn writer_features(&self) -> Option<Vec<&'static str>> {
+        (self.min_writer_version == 7).then(|| [&self.features[..], &self.writer_only[..]].concat())
     }
 
     pub(crate) fn json(&self) -> Json {
@@ -155,10 +164,12 @@ impl Protocol {
                 "minWriterVersion",
                 Json::Int(i64::from(self.min_writer_version)),
             );
-        if let Some(features) = self.feature_list() {
-            let list = || Json::Array(features.iter().map(|f| Json::str(*f)).collect());
-            protocol.push("readerFeatures", list());
-            protocol.push("writerFeatures", list());
+        let list = |features: Vec<&str>| Json::Array(features.into_iter().map(Json::str).collect());
+        if let Some(features) = self.reader_features() {
+            protocol.push("readerFeatures", list(features));
+        }
+        if let Some(features) = self.writer_features() {
+            protocol.push("writerFeatures", list(features));
         }
         Json::object().with("protocol", protocol)
     }
@@ -203,9 +214,14 @@ impl Metadata {
     }
 }
 
-/// A `commitInfo` line (free-form; readers need none of it without ICT).
-pub(crate) fn commit_info_json(timestamp: i64, operation: &str) -> Json {
-    let info = Json::object()
+/// A `commitInfo` line (free-form; readers need only `inCommitTimestamp`,
+/// written when in-commit timestamps are on). Always the commit's first line.
+pub(crate) fn commit_info_json(timestamp: i64, operation: &str, in_commit_timestamp: bool) -> Json {
+    let mut info = Json::object();
+    if in_commit_timestamp {
+        info.push("inCommitTimestamp", Json::Int(timestamp));
+    }
+    let info = info
         .with("timestamp", Json::Int(timestamp))
         .with("operation", Json::str(operation))
         .with(

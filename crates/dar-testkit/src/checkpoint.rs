@@ -57,18 +57,20 @@ pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedC
 
     let protocol = {
         let p = state.protocol;
-        let features = || {
-            let mut list = string_list_builder();
+        let features = |list: Option<Vec<&str>>| {
+            let mut builder = string_list_builder();
             for row in 0..rows {
-                match (row, p.feature_list()) {
+                match (row, &list) {
                     (0, Some(features)) => {
-                        features.iter().for_each(|f| list.values().append_value(f));
-                        list.append(true);
+                        features
+                            .iter()
+                            .for_each(|f| builder.values().append_value(f));
+                        builder.append(true);
                     }
-                    _ => list.append(false),
+                    _ => builder.append(false),
                 }
             }
-            Arc::new(list.finish()) as ArrayRef
+            Arc::new(builder.finish()) as ArrayRef
         };
         let only_first = |v: i32| Int32Array::from_iter((0..rows).map(|r| (r == 0).then_some(v)));
         struct_array(
@@ -81,8 +83,8 @@ pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedC
                     "minWriterVersion",
                     Arc::new(only_first(p.min_writer_version)),
                 ),
-                ("readerFeatures", features()),
-                ("writerFeatures", features()),
+                ("readerFeatures", features(p.reader_features())),
+                ("writerFeatures", features(p.writer_features())),
             ],
             (0..rows).map(|r| r == 0).collect(),
         )?

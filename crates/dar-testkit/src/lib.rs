@@ -68,6 +68,7 @@
 //! Section numbers (§) refer to `delta-protocol-for-readers.md`.
 
 mod actions;
+mod builder;
 mod checkpoint;
 mod dv;
 mod error;
@@ -81,13 +82,14 @@ mod stats;
 mod writer;
 
 pub use actions::DataFile;
+pub use builder::TableWriterBuilder;
 pub use dv::DvStorage;
 pub use error::{Result, TestkitError};
 pub use parquet::{Codec, ParquetOptions};
 pub use partition::HIVE_DEFAULT_PARTITION;
 pub use schema::{ColumnMappingMode, PARQUET_FIELD_ID_KEY};
 pub use stats::{STRING_MAX_TIE_BREAKER, STRING_PREFIX_CHARS};
-pub use writer::{COMMIT_INTERVAL_MS, Commit, DEFAULT_START_MS, TableWriter, TableWriterBuilder};
+pub use writer::{COMMIT_INTERVAL_MS, Commit, DEFAULT_START_MS, TableWriter};
 
 /// Re-exported so callers can build DVs' expected rows and inspect descriptors.
 pub use dar_dv;

@@ -40,8 +40,11 @@ pub(crate) struct FileStats {
 }
 
 impl FileStats {
-    /// Stats of a batch with physical column names (partition columns excluded).
-    pub(crate) fn compute(batch: &RecordBatch) -> Self {
+    /// Stats of a batch with physical column names (partition columns
+    /// excluded), for the first `leaf_limit` leaves when given
+    /// (`delta.dataSkippingNumIndexedCols`; arrays and maps count as one).
+    pub(crate) fn compute(batch: &RecordBatch, leaf_limit: Option<usize>) -> Self {
+        let mut budget = leaf_limit;
         let mut stats = Self {
             num_records: batch.num_rows() as u64,
             min: Json::object(),
@@ -49,7 +52,7 @@ impl FileStats {
             null_count: Json::object(),
         };
         for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-            let (min, max, nulls) = column_stats(column, None);
+            let (min, max, nulls) = column_stats(column, None, &mut budget);
             push_some(&mut stats.min, field.name(), min);
             push_some(&mut stats.max, field.name(), max);
             push_some(&mut stats.null_count, field.name(), nulls);
@@ -78,19 +81,28 @@ fn push_some(object: &mut Json, key: &str, value: Option<Json>) {
 type ColumnStats = (Option<Json>, Option<Json>, Option<Json>);
 
 /// `(min, max, nullCount)` of one column; structs give nested objects.
-fn column_stats(column: &ArrayRef, parent_nulls: Option<&NullBuffer>) -> ColumnStats {
+fn column_stats(
+    column: &ArrayRef,
+    parent_nulls: Option<&NullBuffer>,
+    budget: &mut Option<usize>,
+) -> ColumnStats {
     let nulls = NullBuffer::union(parent_nulls, column.nulls());
     if let DataType::Struct(fields) = column.data_type() {
         let array = column.as_struct();
         let (mut min, mut max, mut count) = (Json::object(), Json::object(), Json::object());
         for (field, child) in fields.iter().zip(array.columns()) {
-            let (child_min, child_max, child_count) = column_stats(child, nulls.as_ref());
+            let (child_min, child_max, child_count) = column_stats(child, nulls.as_ref(), budget);
             push_some(&mut min, field.name(), child_min);
             push_some(&mut max, field.name(), child_max);
             push_some(&mut count, field.name(), child_count);
         }
         let non_empty = |o: Json| (!o.is_empty_object()).then_some(o);
         return (non_empty(min), non_empty(max), non_empty(count));
+    }
+    match budget {
+        Some(0) => return (None, None, None),
+        Some(left) => *left -= 1,
+        None => {}
     }
     if matches!(column.data_type(), DataType::List(_) | DataType::Map(..)) {
         return (None, None, None);

@@ -11,14 +11,15 @@ use object_store::path::{Path, PathPart};
 use object_store::{ObjectStore, PutMode, PutOptions, PutPayload};
 
 use crate::actions::{DataFile, Metadata, Protocol, Tombstone, commit_info_json, commit_text};
+use crate::builder::TableWriterBuilder;
 use crate::checkpoint::{self, CheckpointState};
 use crate::dv::{DvBatch, DvStorage, merge};
 use crate::error::{Result, TestkitError};
 use crate::json::Json;
 use crate::naming::{Ids, data_file_name, pad20};
 use crate::parquet::{ParquetOptions, write_file};
-use crate::partition::{directory_segment, is_partition_type, uri_encode_segment, value_text};
-use crate::schema::{ColumnMappingMode, TableSchema, to_physical};
+use crate::partition::{directory_segment, uri_encode_segment, value_text};
+use crate::schema::{TableSchema, to_physical};
 use crate::stats::FileStats;
 
 /// 2024-01-01T00:00:00Z: the default time of version 0.
@@ -26,6 +27,9 @@ pub const DEFAULT_START_MS: i64 = 1_704_067_200_000;
 
 /// Milliseconds between consecutive commits' timestamps.
 pub const COMMIT_INTERVAL_MS: i64 = 60_000;
+
+/// Partition values of one file: physical column name, §7 text (`None` = null).
+type PartitionValues = Vec<(String, Option<String>)>;
 
 /// What one commit did.
 #[derive(Debug, Clone)]
@@ -38,183 +42,27 @@ pub struct Commit {
     pub removed: Vec<String>,
 }
 
-/// Settings for a new table; [`TableWriterBuilder::create`] writes version 0.
-#[derive(Debug)]
-pub struct TableWriterBuilder {
-    store: Arc<dyn ObjectStore>,
-    root: Path,
-    schema: SchemaRef,
-    partition_columns: Vec<String>,
-    column_mapping: ColumnMappingMode,
-    deletion_vectors: bool,
-    parquet: ParquetOptions,
-    seed: u64,
-    start_ms: i64,
-    properties: BTreeMap<String, String>,
-}
-
-impl TableWriterBuilder {
-    /// Partition columns (logical names, in order). They must be top-level
-    /// primitive columns of the schema; they are not stored in the files.
-    pub fn with_partition_columns<S: Into<String>>(
-        mut self,
-        columns: impl IntoIterator<Item = S>,
-    ) -> Self {
-        self.partition_columns = columns.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Column mapping mode (default none): physical names `col-<uuid>` and
-    /// field ids, the `columnMapping` feature.
-    pub fn with_column_mapping(mut self, mode: ColumnMappingMode) -> Self {
-        self.column_mapping = mode;
-        self
-    }
-
-    /// Allow deletion vectors (the `deletionVectors` feature and
-    /// `delta.enableDeletionVectors=true`). Needed by `delete_rows`.
-    pub fn with_deletion_vectors(mut self, on: bool) -> Self {
-        self.deletion_vectors = on;
-        self
-    }
-
-    /// Layout of the data files (changeable later with
-    /// [`TableWriter::set_parquet_options`]).
-    pub fn with_parquet_options(mut self, options: ParquetOptions) -> Self {
-        self.parquet = options;
-        self
-    }
-
-    /// Seed for the table id, file names, physical names and DV file names.
-    pub fn with_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-
-    /// Timestamp (ms) of version 0; version `v` is stamped
-    /// `start + v * COMMIT_INTERVAL_MS`. Default [`DEFAULT_START_MS`].
-    pub fn with_start_time_ms(mut self, start_ms: i64) -> Self {
-        self.start_ms = start_ms;
-        self
-    }
-
-    /// A table property (`metaData.configuration`).
-    pub fn with_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.properties.insert(key.into(), value.into());
-        self
-    }
-
-    /// Validates the settings and commits version 0 (protocol and metaData).
-    /// Fails if version 0 already exists.
-    pub async fn create(self) -> Result<TableWriter> {
-        let mut ids = Ids::new(self.seed);
-        let table_id = ids.uuid().to_string();
-        let schema = TableSchema::new(self.schema.clone(), self.column_mapping, &mut ids)?;
-        let mut partition_indexes = Vec::new();
-        for column in &self.partition_columns {
-            let invalid = |reason: &str| TestkitError::InvalidPartitionColumn {
-                column: column.clone(),
-                reason: reason.to_owned(),
-            };
-            let (index, field) = schema
-                .logical
-                .column_with_name(column)
-                .ok_or_else(|| invalid("not in the schema"))?;
-            if !is_partition_type(field.data_type()) {
-                return Err(invalid(&format!(
-                    "type {} cannot be a partition column",
-                    field.data_type()
-                )));
-            }
-            if partition_indexes.contains(&index) {
-                return Err(invalid("listed twice"));
-            }
-            partition_indexes.push(index);
-        }
-        if partition_indexes.len() == schema.logical.fields().len() {
-            return Err(TestkitError::InvalidPartitionColumn {
-                column: self.partition_columns.join(","),
-                reason: "a table needs at least one non-partition column".into(),
-            });
-        }
-
-        let mut features = Vec::new();
-        let mut configuration = self.properties;
-        if self.column_mapping != ColumnMappingMode::None {
-            features.push("columnMapping");
-            configuration.insert(
-                "delta.columnMapping.mode".into(),
-                self.column_mapping.as_str().into(),
-            );
-            configuration.insert(
-                "delta.columnMapping.maxColumnId".into(),
-                schema.max_column_id.to_string(),
-            );
-        }
-        if self.deletion_vectors {
-            features.push("deletionVectors");
-            configuration.insert("delta.enableDeletionVectors".into(), "true".into());
-        }
-        if schema.uses_timestamp_ntz {
-            features.push("timestampNtz");
-        }
-        let protocol = Protocol::for_features(features);
-        let metadata = Metadata {
-            id: table_id,
-            schema_string: schema.delta_json.clone(),
-            partition_columns: self.partition_columns,
-            configuration,
-            created_time: self.start_ms,
-        };
-        let data_indexes = (0..schema.logical.fields().len())
-            .filter(|i| !partition_indexes.contains(i))
-            .collect();
-        let mut writer = TableWriter {
-            store: self.store,
-            root: self.root,
-            schema,
-            partition_indexes,
-            data_indexes,
-            deletion_vectors: self.deletion_vectors,
-            parquet: self.parquet,
-            ids,
-            start_ms: self.start_ms,
-            version: 0,
-            file_counter: 0,
-            protocol,
-            metadata,
-            files: BTreeMap::new(),
-            tombstones: Vec::new(),
-        };
-        let actions = vec![
-            commit_info_json(writer.start_ms, "CREATE TABLE"),
-            writer.protocol.json(),
-            writer.metadata.json(),
-        ];
-        writer.write_commit(0, &actions).await?;
-        Ok(writer)
-    }
-}
-
 /// Writes one Delta table, a commit per call. Deterministic: the same calls
 /// with the same seed give byte-identical files.
 #[derive(Debug)]
 pub struct TableWriter {
-    store: Arc<dyn ObjectStore>,
-    root: Path,
-    schema: TableSchema,
-    partition_indexes: Vec<usize>,
-    data_indexes: Vec<usize>,
-    deletion_vectors: bool,
-    parquet: ParquetOptions,
-    ids: Ids,
-    start_ms: i64,
-    version: u64,
-    file_counter: u64,
-    protocol: Protocol,
-    metadata: Metadata,
-    files: BTreeMap<String, DataFile>,
-    tombstones: Vec<Tombstone>,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) root: Path,
+    pub(crate) schema: TableSchema,
+    pub(crate) partition_indexes: Vec<usize>,
+    pub(crate) data_indexes: Vec<usize>,
+    pub(crate) deletion_vectors: bool,
+    pub(crate) parquet: ParquetOptions,
+    pub(crate) ids: Ids,
+    pub(crate) start_ms: i64,
+    pub(crate) version: u64,
+    pub(crate) file_counter: u64,
+    pub(crate) protocol: Protocol,
+    pub(crate) metadata: Metadata,
+    pub(crate) files: BTreeMap<String, DataFile>,
+    pub(crate) tombstones: Vec<Tombstone>,
+    pub(crate) in_commit_timestamps: bool,
+    pub(crate) num_indexed_cols: Option<usize>,
 }
 
 impl TableWriter {
@@ -225,18 +73,7 @@ impl TableWriter {
         root: Path,
         schema: SchemaRef,
     ) -> TableWriterBuilder {
-        TableWriterBuilder {
-            store,
-            root,
-            schema,
-            partition_columns: Vec::new(),
-            column_mapping: ColumnMappingMode::None,
-            deletion_vectors: false,
-            parquet: ParquetOptions::default(),
-            seed: 0,
-            start_ms: DEFAULT_START_MS,
-            properties: BTreeMap::new(),
-        }
+        TableWriterBuilder::new(store, root, schema)
     }
 
     /// The latest committed version.
@@ -327,7 +164,7 @@ impl TableWriter {
         let mut added = Vec::new();
         let mut pending = Vec::new();
         for (values, rows) in self.partition_groups(batch)? {
-            let part = if rows.len() == batch.num_rows() {
+            let part = if rows.is_empty() || rows.len() == batch.num_rows() {
                 batch.clone()
             } else {
                 let indices = UInt32Array::from(rows);
@@ -335,7 +172,7 @@ impl TableWriter {
                     .map_err(TestkitError::arrow("split batch by partition"))?
             };
             let physical = self.physical_batch(&part)?;
-            let stats = FileStats::compute(&physical);
+            let stats = FileStats::compute(&physical, self.num_indexed_cols);
 
             let uuid = self.ids.uuid();
             let name = data_file_name(self.file_counter, uuid, self.parquet.codec().file_suffix());
@@ -367,7 +204,11 @@ impl TableWriter {
         for (segments, bytes) in pending {
             self.put(&segments, bytes, PutMode::Create).await?;
         }
-        let mut actions = vec![commit_info_json(timestamp, "WRITE")];
+        let mut actions = vec![commit_info_json(
+            timestamp,
+            "WRITE",
+            self.in_commit_timestamps,
+        )];
         actions.extend(added.iter().map(|f| f.add_json(true)));
         self.write_commit(version, &actions).await?;
         for file in &added {
@@ -384,7 +225,11 @@ impl TableWriter {
     pub async fn remove_files(&mut self, paths: &[&str]) -> Result<Commit> {
         let version = self.version + 1;
         let timestamp = self.timestamp(version);
-        let mut actions = vec![commit_info_json(timestamp, "DELETE")];
+        let mut actions = vec![commit_info_json(
+            timestamp,
+            "DELETE",
+            self.in_commit_timestamps,
+        )];
         for path in paths {
             let file = self.live(path)?;
             actions.push(file.remove_json(timestamp, true));
@@ -431,7 +276,11 @@ impl TableWriter {
         let version = self.version + 1;
         let timestamp = self.timestamp(version);
         let mut dvs = DvBatch::new(storage, self.ids.uuid());
-        let mut actions = vec![commit_info_json(timestamp, "DELETE")];
+        let mut actions = vec![commit_info_json(
+            timestamp,
+            "DELETE",
+            self.in_commit_timestamps,
+        )];
         let mut replaced = Vec::new();
         for (path, rows) in deletes {
             let old = self.live(path)?;
@@ -528,6 +377,10 @@ impl TableWriter {
         &self,
         batch: &RecordBatch,
     ) -> Result<Vec<(Vec<(String, Option<String>)>, Vec<u32>)>> {
+        if self.partition_indexes.is_empty() {
+            // One file with every row (empty index list = the whole batch).
+            return Ok(vec![(Vec::new(), Vec::new())]);
+        }
         let mut groups: Vec<(Vec<(String, Option<String>)>, Vec<u32>)> = Vec::new();
         let mut index: HashMap<Vec<Option<String>>, usize> = HashMap::new();
         for row in 0..batch.num_rows() {
@@ -553,7 +406,7 @@ impl TableWriter {
         Ok(groups)
     }
 
-    async fn write_commit(&mut self, version: u64, actions: &[Json]) -> Result<()> {
+    pub(crate) async fn write_commit(&mut self, version: u64, actions: &[Json]) -> Result<()> {
         let segments = ["_delta_log".into(), format!("{}.json", pad20(version))];
         self.put(
             &segments,

@@ -58,7 +58,7 @@ fn nested_stats_with_parent_nulls() {
         ],
     )
     .unwrap();
-    let json = FileStats::compute(&batch).render(true);
+    let json = FileStats::compute(&batch, None).render(true);
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(value["numRecords"], 3);
     assert_eq!(value["minValues"]["s"], "a".repeat(32));
@@ -82,7 +82,7 @@ fn nested_stats_with_parent_nulls() {
     assert_eq!(value["nullCount"]["f"], 0);
     assert_eq!(value["tightBounds"], true);
     assert!(
-        FileStats::compute(&batch)
+        FileStats::compute(&batch, None)
             .render(false)
             .ends_with(r#""tightBounds":false}"#)
     );
@@ -102,4 +102,35 @@ fn string_truncation_keeps_bounds() {
         timestamp_millis_text(1_500, false).as_deref(),
         Some("1970-01-01T00:00:00.001")
     );
+}
+
+#[test]
+fn leaf_limit_keeps_the_leading_leaves() {
+    let inner = Fields::from(vec![
+        Field::new("a", DataType::Int32, true),
+        Field::new("b", DataType::Int32, true),
+    ]);
+    let schema = Schema::new(vec![
+        Field::new("n", DataType::Struct(inner.clone()), true),
+        Field::new("c", DataType::Int32, true),
+    ]);
+    let ints = || Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef;
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(StructArray::new(inner, vec![ints(), ints()], None)),
+            ints(),
+        ],
+    )
+    .unwrap();
+    let render = |limit| FileStats::compute(&batch, limit).render(true);
+    assert_eq!(
+        render(Some(1)),
+        r#"{"numRecords":2,"minValues":{"n":{"a":1}},"maxValues":{"n":{"a":2}},"nullCount":{"n":{"a":0}},"tightBounds":true}"#
+    );
+    assert_eq!(
+        render(Some(0)),
+        r#"{"numRecords":2,"minValues":{},"maxValues":{},"nullCount":{},"tightBounds":true}"#
+    );
+    assert!(render(Some(3)).contains(r#""c":2"#));
 }

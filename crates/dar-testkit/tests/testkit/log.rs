@@ -249,3 +249,57 @@ async fn checkpoint_rows_hold_the_state() {
     let protocol = checkpoint.column_by_name("protocol").unwrap().as_struct();
     assert!(protocol.is_valid(0) && protocol.null_count() == 4);
 }
+
+#[tokio::test]
+async fn in_commit_timestamps_and_indexed_columns() {
+    let store = memory();
+    let root = Path::from("ict");
+    let mut table = TableWriter::builder(store.clone(), root.clone(), all_types_schema())
+        .with_in_commit_timestamps(true)
+        .with_num_indexed_cols(2)
+        .with_start_time_ms(1_000_000)
+        .create()
+        .await
+        .unwrap();
+    assert_eq!(
+        table.protocol_versions(),
+        (3, 7),
+        "timestamp_ntz is a reader feature"
+    );
+    for first_id in [0, 10, 20] {
+        table.append(&all_types_batch(5, first_id)).await.unwrap();
+    }
+    let v0 = commit_actions(&store, &root, 0).await;
+    assert_eq!(v0[0]["commitInfo"]["inCommitTimestamp"], 1_000_000);
+    assert_eq!(
+        v0[1]["protocol"]["readerFeatures"],
+        serde_json::json!(["timestampNtz"])
+    );
+    assert_eq!(
+        v0[1]["protocol"]["writerFeatures"],
+        serde_json::json!(["timestampNtz", "inCommitTimestamp"])
+    );
+    assert_eq!(
+        v0[2]["metaData"]["configuration"]["delta.dataSkippingNumIndexedCols"],
+        "2"
+    );
+    let v2 = commit_actions(&store, &root, 2).await;
+    assert_eq!(
+        v2[0]["commitInfo"]["inCommitTimestamp"],
+        1_000_000 + 2 * dar_testkit::COMMIT_INTERVAL_MS
+    );
+    let stats: serde_json::Value =
+        serde_json::from_str(v2[1]["add"]["stats"].as_str().unwrap()).unwrap();
+    let keys: Vec<&String> = stats["nullCount"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["flag", "id"], "only the first two leaves");
+
+    // dar-log resolves timestamps through the in-commit timestamps.
+    let at = 1_000_000 + 2 * dar_testkit::COMMIT_INTERVAL_MS + 30_000;
+    let snapshot = Snapshot::builder(store.clone(), root.clone())
+        .with_timestamp_ms(at)
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(snapshot.version(), 2);
+    assert_eq!(snapshot.num_files(), 2);
+}
