@@ -371,17 +371,13 @@ impl TableWriter {
         Ok(())
     }
 
-    /// Rows grouped by their partition values (physical name, §7 text).
-    #[allow(clippy::type_complexity, reason = "a local grouping")]
-    fn partition_groups(
-        &self,
-        batch: &RecordBatch,
-    ) -> Result<Vec<(Vec<(String, Option<String>)>, Vec<u32>)>> {
+    /// Row indexes grouped by their partition values; an empty index list
+    /// stands for the whole batch (unpartitioned tables).
+    fn partition_groups(&self, batch: &RecordBatch) -> Result<Vec<(PartitionValues, Vec<u32>)>> {
         if self.partition_indexes.is_empty() {
-            // One file with every row (empty index list = the whole batch).
             return Ok(vec![(Vec::new(), Vec::new())]);
         }
-        let mut groups: Vec<(Vec<(String, Option<String>)>, Vec<u32>)> = Vec::new();
+        let mut groups: Vec<(PartitionValues, Vec<u32>)> = Vec::new();
         let mut index: HashMap<Vec<Option<String>>, usize> = HashMap::new();
         for row in 0..batch.num_rows() {
             let mut key = Vec::with_capacity(self.partition_indexes.len());
