@@ -24,11 +24,14 @@ pub(crate) fn canonical_type(column_type: &DataType) -> Option<DataType> {
             DataType::Decimal128(*p, *s)
         }
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DataType::Utf8,
-        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
-            DataType::Binary
-        }
+        DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(_) => DataType::Binary,
         DataType::Date32 | DataType::Date64 => DataType::Date32,
-        DataType::Timestamp(_, Some(_)) => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+        DataType::Timestamp(_, Some(_)) => {
+            DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()))
+        }
         DataType::Timestamp(_, None) => DataType::Timestamp(TimeUnit::Microsecond, None),
         _ => return None,
     })
@@ -43,7 +46,11 @@ fn is_temporal(t: &DataType) -> bool {
 }
 
 /// Converts `literal` to the canonical literal type of `column_type`.
-pub(crate) fn coerce(column: &ColumnPath, column_type: &DataType, literal: &Scalar) -> Result<Scalar> {
+pub(crate) fn coerce(
+    column: &ColumnPath,
+    column_type: &DataType,
+    literal: &Scalar,
+) -> Result<Scalar> {
     let incompatible = |reason: Option<String>| PruneError::IncompatibleTypes {
         column: column.to_string(),
         column_type: column_type.clone(),
@@ -55,7 +62,9 @@ pub(crate) fn coerce(column: &ColumnPath, column_type: &DataType, literal: &Scal
         return Ok(Scalar::Null);
     }
     let Some(target) = canonical_type(column_type) else {
-        return Err(incompatible(Some("columns of this type cannot be compared with literals".into())));
+        return Err(incompatible(Some(
+            "columns of this type cannot be compared with literals".into(),
+        )));
     };
     let source = literal.data_type();
     if source == target {
@@ -70,7 +79,10 @@ pub(crate) fn coerce(column: &ColumnPath, column_type: &DataType, literal: &Scal
     if !allowed {
         return Err(incompatible(None));
     }
-    let strict = CastOptions { safe: false, ..Default::default() };
+    let strict = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
     let cast = cast_with_options(&literal.to_array(), &target, &strict)
         .map_err(|e| incompatible(Some(e.to_string())))?;
     let converted = Scalar::from_array(&cast, 0)
@@ -92,7 +104,9 @@ pub(crate) fn coerce(column: &ColumnPath, column_type: &DataType, literal: &Scal
             (None, _) => false,
         };
         if !same {
-            return Err(incompatible(Some(format!("the value does not fit {target} exactly"))));
+            return Err(incompatible(Some(format!(
+                "the value does not fit {target} exactly"
+            ))));
         }
     }
     Ok(converted)
@@ -108,32 +122,61 @@ mod tests {
 
     #[test]
     fn lossless_numeric() {
-        assert_eq!(c(DataType::Int8, Scalar::Int64(5)).unwrap(), Scalar::Int8(5));
+        assert_eq!(
+            c(DataType::Int8, Scalar::Int64(5)).unwrap(),
+            Scalar::Int8(5)
+        );
         assert!(c(DataType::Int8, Scalar::Int64(300)).is_err());
-        assert_eq!(c(DataType::Float64, Scalar::Int64(5)).unwrap(), Scalar::Float64(5.0));
+        assert_eq!(
+            c(DataType::Float64, Scalar::Int64(5)).unwrap(),
+            Scalar::Float64(5.0)
+        );
         assert!(c(DataType::Float32, Scalar::Int64((1 << 24) + 1)).is_err());
         assert_eq!(
             c(DataType::Decimal128(10, 2), Scalar::Int64(5)).unwrap(),
-            Scalar::Decimal128 { value: 500, precision: 10, scale: 2 }
+            Scalar::Decimal128 {
+                value: 500,
+                precision: 10,
+                scale: 2
+            }
         );
         assert!(c(DataType::Decimal128(3, 2), Scalar::Int64(50)).is_err());
-        let d = Scalar::Decimal128 { value: 15, precision: 2, scale: 1 };
+        let d = Scalar::Decimal128 {
+            value: 15,
+            precision: 2,
+            scale: 1,
+        };
         assert!(c(DataType::Int32, d.clone()).is_err());
         assert_eq!(c(DataType::Float64, d).unwrap(), Scalar::Float64(1.5));
-        assert_eq!(c(DataType::Float32, Scalar::Float64(1.5)).unwrap(), Scalar::Float32(1.5));
+        assert_eq!(
+            c(DataType::Float32, Scalar::Float64(1.5)).unwrap(),
+            Scalar::Float32(1.5)
+        );
         assert!(c(DataType::Float32, Scalar::Float64(0.1)).is_err());
     }
 
     #[test]
     fn strings_to_temporal() {
-        assert_eq!(c(DataType::Date32, Scalar::from("1970-01-02")).unwrap(), Scalar::Date32(1));
+        assert_eq!(
+            c(DataType::Date32, Scalar::from("1970-01-02")).unwrap(),
+            Scalar::Date32(1)
+        );
         let ts = DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into()));
-        assert_eq!(c(ts, Scalar::from("1970-01-01T00:00:01Z")).unwrap(), Scalar::Timestamp(1_000_000));
+        assert_eq!(
+            c(ts, Scalar::from("1970-01-01T00:00:01Z")).unwrap(),
+            Scalar::Timestamp(1_000_000)
+        );
         let ntz = DataType::Timestamp(TimeUnit::Microsecond, None);
-        assert_eq!(c(ntz.clone(), Scalar::Date32(1)).unwrap(), Scalar::TimestampNtz(86_400_000_000));
+        assert_eq!(
+            c(ntz.clone(), Scalar::Date32(1)).unwrap(),
+            Scalar::TimestampNtz(86_400_000_000)
+        );
         assert!(c(DataType::Date32, Scalar::from("not a date")).is_err());
         assert!(c(DataType::Date32, Scalar::TimestampNtz(1)).is_err());
         let err = c(DataType::Int32, Scalar::from("x")).unwrap_err();
-        assert_eq!(err.to_string(), "cannot compare column `c` of type Int32 with Utf8 literal 'x'");
+        assert_eq!(
+            err.to_string(),
+            "cannot compare column `c` of type Int32 with Utf8 literal 'x'"
+        );
     }
 }

@@ -18,7 +18,9 @@ pub enum PruneError {
         suggestions: Vec<String>,
     },
     /// A path step goes into a column that is not a struct.
-    #[error("column `{column}` is of type {data_type}, not a struct, so `{column}.{field}` does not exist")]
+    #[error(
+        "column `{column}` is of type {data_type}, not a struct, so `{column}.{field}` does not exist"
+    )]
     NotAStruct {
         /// The dotted path of the non-struct column.
         column: String,
@@ -104,7 +106,13 @@ fn suggest(s: &[String]) -> String {
     if s.is_empty() {
         String::new()
     } else {
-        format!(" (did you mean {}?)", s.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
+        format!(
+            " (did you mean {}?)",
+            s.iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }
 
@@ -114,7 +122,10 @@ fn reason_suffix(r: &Option<String>) -> String {
 
 impl PruneError {
     pub(crate) fn arrow(context: impl Into<String>, source: ArrowError) -> Self {
-        Self::Arrow { context: context.into(), source }
+        Self::Arrow {
+            context: context.into(),
+            source,
+        }
     }
 }
 

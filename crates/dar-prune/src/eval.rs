@@ -12,7 +12,10 @@
 use std::sync::Arc;
 
 use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar as Datum, StringArray, cast::AsArray, make_array};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, RecordBatch, Scalar as Datum, StringArray, cast::AsArray,
+    make_array,
+};
 use arrow_buffer::NullBuffer;
 use arrow_cast::cast::{CastOptions, cast_with_options};
 use arrow_schema::ArrowError;
@@ -37,8 +40,14 @@ pub(crate) fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray>
             let values = column_array(batch, c)?;
             compare(c, &values, *op, l)
         }
-        Expr::InList { expr: inner, list, negated } => {
-            let Expr::Column(c) = inner.as_ref() else { return Err(unbound(expr)) };
+        Expr::InList {
+            expr: inner,
+            list,
+            negated,
+        } => {
+            let Expr::Column(c) = inner.as_ref() else {
+                return Err(unbound(expr));
+            };
             let values = column_array(batch, c)?;
             let mut acc = BooleanArray::from(vec![false; rows]);
             for item in list {
@@ -47,20 +56,46 @@ pub(crate) fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray>
             }
             negate_if(acc, *negated)
         }
-        Expr::IsNull { expr: inner, negated } => {
-            let Expr::Column(c) = inner.as_ref() else { return Err(unbound(expr)) };
+        Expr::IsNull {
+            expr: inner,
+            negated,
+        } => {
+            let Expr::Column(c) = inner.as_ref() else {
+                return Err(unbound(expr));
+            };
             let values = column_array(batch, c)?;
-            if *negated { is_not_null(&values) } else { is_null(&values) }.map_err(kernel("evaluating IS NULL"))
+            if *negated {
+                is_not_null(&values)
+            } else {
+                is_null(&values)
+            }
+            .map_err(kernel("evaluating IS NULL"))
         }
-        Expr::Between { expr: inner, low, high, negated } => {
-            let Expr::Column(c) = inner.as_ref() else { return Err(unbound(expr)) };
+        Expr::Between {
+            expr: inner,
+            low,
+            high,
+            negated,
+        } => {
+            let Expr::Column(c) = inner.as_ref() else {
+                return Err(unbound(expr));
+            };
             let values = column_array(batch, c)?;
             let ge = compare(c, &values, CmpOp::GtEq, low)?;
             let le = compare(c, &values, CmpOp::LtEq, high)?;
-            negate_if(and_kleene(&ge, &le).map_err(kernel("evaluating BETWEEN"))?, *negated)
+            negate_if(
+                and_kleene(&ge, &le).map_err(kernel("evaluating BETWEEN"))?,
+                *negated,
+            )
         }
-        Expr::StartsWith { expr: inner, prefix, negated } => {
-            let Expr::Column(c) = inner.as_ref() else { return Err(unbound(expr)) };
+        Expr::StartsWith {
+            expr: inner,
+            prefix,
+            negated,
+        } => {
+            let Expr::Column(c) = inner.as_ref() else {
+                return Err(unbound(expr));
+            };
             let values = column_array(batch, c)?;
             let pattern: ArrayRef = Arc::new(StringArray::from(vec![prefix.as_str()]));
             let pattern = cast_to(c, &pattern, values.data_type())?;
@@ -68,34 +103,59 @@ pub(crate) fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray>
                 .map_err(kernel("evaluating LIKE"))?;
             negate_if(out, *negated)
         }
-        Expr::And(a, b) => and_kleene(&evaluate(a, batch)?, &evaluate(b, batch)?).map_err(kernel("evaluating AND")),
-        Expr::Or(a, b) => or_kleene(&evaluate(a, batch)?, &evaluate(b, batch)?).map_err(kernel("evaluating OR")),
+        Expr::And(a, b) => {
+            and_kleene(&evaluate(a, batch)?, &evaluate(b, batch)?).map_err(kernel("evaluating AND"))
+        }
+        Expr::Or(a, b) => {
+            or_kleene(&evaluate(a, batch)?, &evaluate(b, batch)?).map_err(kernel("evaluating OR"))
+        }
         Expr::Not(a) => not(&evaluate(a, batch)?).map_err(kernel("evaluating NOT")),
         Expr::Column(_) | Expr::Literal(_) => Err(unbound(expr)),
     }
 }
 
 fn unbound(expr: &Expr) -> PruneError {
-    PruneError::InvalidExpr { message: format!("`{expr}` is not a bound predicate (build it with Predicate::try_new)") }
+    PruneError::InvalidExpr {
+        message: format!("`{expr}` is not a bound predicate (build it with Predicate::try_new)"),
+    }
 }
 
 fn negate_if(a: BooleanArray, negated: bool) -> Result<BooleanArray> {
-    if negated { not(&a).map_err(kernel("evaluating NOT")) } else { Ok(a) }
+    if negated {
+        not(&a).map_err(kernel("evaluating NOT"))
+    } else {
+        Ok(a)
+    }
 }
 
-fn cast_to(column: &ColumnPath, literal: &ArrayRef, to: &arrow_schema::DataType) -> Result<ArrayRef> {
+fn cast_to(
+    column: &ColumnPath,
+    literal: &ArrayRef,
+    to: &arrow_schema::DataType,
+) -> Result<ArrayRef> {
     if literal.data_type() == to {
         return Ok(literal.clone());
     }
-    let strict = CastOptions { safe: false, ..Default::default() };
+    let strict = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
     cast_with_options(literal, to, &strict).map_err(|e| PruneError::BatchMismatch {
         column: column.to_string(),
-        message: format!("cannot convert literal of type {} to the column's type {to}: {e}", literal.data_type()),
+        message: format!(
+            "cannot convert literal of type {} to the column's type {to}: {e}",
+            literal.data_type()
+        ),
     })
 }
 
 /// `values op literal`, NULL where either side is NULL.
-pub(crate) fn compare(column: &ColumnPath, values: &ArrayRef, op: CmpOp, literal: &Scalar) -> Result<BooleanArray> {
+pub(crate) fn compare(
+    column: &ColumnPath,
+    values: &ArrayRef,
+    op: CmpOp,
+    literal: &Scalar,
+) -> Result<BooleanArray> {
     if literal.is_null() {
         return Ok(BooleanArray::new_null(values.len()));
     }
@@ -110,26 +170,46 @@ pub(crate) fn compare(column: &ColumnPath, values: &ArrayRef, op: CmpOp, literal
         CmpOp::Gt => cmp::gt(&lhs, &rhs),
         CmpOp::GtEq => cmp::gt_eq(&lhs, &rhs),
     }
-    .map_err(|e| PruneError::BatchMismatch { column: column.to_string(), message: e.to_string() })
+    .map_err(|e| PruneError::BatchMismatch {
+        column: column.to_string(),
+        message: e.to_string(),
+    })
 }
 
 /// The values of the column at `path`. A field inside a NULL struct is NULL
 /// (SQL semantics), even where the child array holds a value.
 pub fn column_array(batch: &RecordBatch, path: &ColumnPath) -> Result<ArrayRef> {
-    let missing = |what: &str| PruneError::BatchMismatch { column: path.to_string(), message: what.to_string() };
+    let missing = |what: &str| PruneError::BatchMismatch {
+        column: path.to_string(),
+        message: what.to_string(),
+    };
     let parts = path.parts();
     let first = parts.first().ok_or_else(|| missing("empty column path"))?;
-    let mut array = batch.column_by_name(first).cloned().ok_or_else(|| missing("the batch has no such column"))?;
+    let mut array = batch
+        .column_by_name(first)
+        .cloned()
+        .ok_or_else(|| missing("the batch has no such column"))?;
     for part in &parts[1..] {
         let Some(st) = array.as_struct_opt() else {
-            return Err(missing(&format!("`{part}` is looked up in a {} column", array.data_type())));
+            return Err(missing(&format!(
+                "`{part}` is looked up in a {} column",
+                array.data_type()
+            )));
         };
-        let child = st.column_by_name(part).cloned().ok_or_else(|| missing("the struct has no such field"))?;
+        let child = st
+            .column_by_name(part)
+            .cloned()
+            .ok_or_else(|| missing("the struct has no such field"))?;
         let nulls = NullBuffer::union(st.nulls(), child.nulls());
         array = if nulls.as_ref() == child.nulls() {
             child
         } else {
-            let data = child.to_data().into_builder().nulls(nulls).build().map_err(kernel("masking a struct field"))?;
+            let data = child
+                .to_data()
+                .into_builder()
+                .nulls(nulls)
+                .build()
+                .map_err(kernel("masking a struct field"))?;
             make_array(data)
         };
     }

@@ -49,7 +49,9 @@ fn parser_error(e: ParserError, input: &str) -> PruneError {
     let (message, line, column) = match text.rfind(" at Line: ") {
         Some(at) => {
             let pos = &text[at + " at Line: ".len()..];
-            let mut nums = pos.split(", Column: ").map(|n| n.trim().parse::<u64>().unwrap_or(0));
+            let mut nums = pos
+                .split(", Column: ")
+                .map(|n| n.trim().parse::<u64>().unwrap_or(0));
             let line = nums.next().unwrap_or(0);
             let column = nums.next().unwrap_or(0);
             (text[..at].to_string(), line, column)
@@ -60,11 +62,19 @@ fn parser_error(e: ParserError, input: &str) -> PruneError {
             (text, line, last.chars().count() as u64 + 1)
         }
     };
-    PruneError::Parse { line, column, message }
+    PruneError::Parse {
+        line,
+        column,
+        message,
+    }
 }
 
 fn unsupported(at: Location, what: impl Into<String>) -> PruneError {
-    PruneError::Unsupported { line: at.line, column: at.column, what: what.into() }
+    PruneError::Unsupported {
+        line: at.line,
+        column: at.column,
+        what: what.into(),
+    }
 }
 
 fn start(e: &SqlExpr) -> Location {
@@ -74,7 +84,9 @@ fn start(e: &SqlExpr) -> Location {
 fn convert(e: &SqlExpr) -> Result<Expr> {
     Ok(match e {
         SqlExpr::Identifier(i) => Expr::Column(ColumnPath::new([i.value.clone()])),
-        SqlExpr::CompoundIdentifier(parts) => Expr::Column(ColumnPath::new(parts.iter().map(|i| i.value.clone()))),
+        SqlExpr::CompoundIdentifier(parts) => {
+            Expr::Column(ColumnPath::new(parts.iter().map(|i| i.value.clone())))
+        }
         SqlExpr::Nested(inner) => convert(inner)?,
         SqlExpr::BinaryOp { left, op, right } => {
             let cmp = match op {
@@ -95,32 +107,64 @@ fn convert(e: &SqlExpr) -> Result<Expr> {
             };
             convert(left)?.compare(cmp, convert(right)?)
         }
-        SqlExpr::UnaryOp { op: UnaryOperator::Not, expr } => convert(expr)?.not(),
+        SqlExpr::UnaryOp {
+            op: UnaryOperator::Not,
+            expr,
+        } => convert(expr)?.not(),
         SqlExpr::IsNull(inner) => convert(inner)?.is_null(),
         SqlExpr::IsNotNull(inner) => convert(inner)?.is_not_null(),
-        SqlExpr::InList { expr, list, negated } => Expr::InList {
+        SqlExpr::InList {
+            expr,
+            list,
+            negated,
+        } => Expr::InList {
             expr: Box::new(convert(expr)?),
             list: list.iter().map(literal).collect::<Result<_>>()?,
             negated: *negated,
         },
-        SqlExpr::Between { expr, negated, low, high } => Expr::Between {
+        SqlExpr::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => Expr::Between {
             expr: Box::new(convert(expr)?),
             low: literal(low)?,
             high: literal(high)?,
             negated: *negated,
         },
-        SqlExpr::Like { negated, any: false, expr, pattern, escape_char } => {
+        SqlExpr::Like {
+            negated,
+            any: false,
+            expr,
+            pattern,
+            escape_char,
+        } => {
             let escape = match escape_char.as_ref().map(|v| &v.value) {
                 None => '\\',
-                Some(Value::SingleQuotedString(s)) if s.chars().count() == 1 => s.chars().next().unwrap_or('\\'),
-                Some(_) => return Err(unsupported(start(pattern), "ESCAPE needs a single character")),
+                Some(Value::SingleQuotedString(s)) if s.chars().count() == 1 => {
+                    s.chars().next().unwrap_or('\\')
+                }
+                Some(_) => {
+                    return Err(unsupported(
+                        start(pattern),
+                        "ESCAPE needs a single character",
+                    ));
+                }
             };
             let Scalar::Utf8(p) = literal(pattern)? else {
-                return Err(unsupported(start(pattern), "LIKE needs a string literal pattern"));
+                return Err(unsupported(
+                    start(pattern),
+                    "LIKE needs a string literal pattern",
+                ));
             };
             let column = convert(expr)?;
             match like_prefix(&p, escape) {
-                Some((prefix, true)) => Expr::StartsWith { expr: Box::new(column), prefix, negated: *negated },
+                Some((prefix, true)) => Expr::StartsWith {
+                    expr: Box::new(column),
+                    prefix,
+                    negated: *negated,
+                },
                 Some((exact, false)) => {
                     let op = if *negated { CmpOp::NotEq } else { CmpOp::Eq };
                     column.compare(op, Expr::Literal(Scalar::Utf8(exact)))
@@ -128,14 +172,17 @@ fn convert(e: &SqlExpr) -> Result<Expr> {
                 None => {
                     return Err(unsupported(
                         start(pattern),
-                        format!("LIKE pattern '{p}': only a literal prefix followed by one trailing % is supported"),
+                        format!(
+                            "LIKE pattern '{p}': only a literal prefix followed by one trailing % is supported"
+                        ),
                     ));
                 }
             }
         }
-        SqlExpr::Value(_) | SqlExpr::TypedString(_) | SqlExpr::Cast { .. } | SqlExpr::UnaryOp { .. } => {
-            Expr::Literal(literal(e)?)
-        }
+        SqlExpr::Value(_)
+        | SqlExpr::TypedString(_)
+        | SqlExpr::Cast { .. }
+        | SqlExpr::UnaryOp { .. } => Expr::Literal(literal(e)?),
         other => {
             let kind = other.to_string();
             return Err(unsupported(start(other), format!("expression `{kind}`")));
@@ -152,7 +199,11 @@ fn like_prefix(pattern: &str, escape: char) -> Option<(String, bool)> {
         if c == escape {
             out.push(chars.next()?);
         } else if c == '%' {
-            return if chars.peek().is_none() { Some((out, true)) } else { None };
+            return if chars.peek().is_none() {
+                Some((out, true))
+            } else {
+                None
+            };
         } else if c == '_' {
             return None;
         } else {
@@ -167,26 +218,50 @@ fn literal(e: &SqlExpr) -> Result<Scalar> {
     match e {
         SqlExpr::Nested(inner) => literal(inner),
         SqlExpr::Value(v) => value(&v.value, at),
-        SqlExpr::UnaryOp { op: UnaryOperator::Minus, expr } => match literal(expr)? {
+        SqlExpr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match literal(expr)? {
             Scalar::Int64(v) => Ok(Scalar::Int64(-v)),
             Scalar::Float64(v) => Ok(Scalar::Float64(-v)),
-            Scalar::Decimal128 { value, precision, scale } => Ok(Scalar::Decimal128 { value: -value, precision, scale }),
+            Scalar::Decimal128 {
+                value,
+                precision,
+                scale,
+            } => Ok(Scalar::Decimal128 {
+                value: -value,
+                precision,
+                scale,
+            }),
             other => Err(unsupported(at, format!("unary minus on {other}"))),
         },
-        SqlExpr::UnaryOp { op: UnaryOperator::Plus, expr } => literal(expr),
+        SqlExpr::UnaryOp {
+            op: UnaryOperator::Plus,
+            expr,
+        } => literal(expr),
         SqlExpr::TypedString(ts) => {
             let Value::SingleQuotedString(text) = &ts.value.value else {
-                return Err(unsupported(at, "typed literal needs a single-quoted string"));
+                return Err(unsupported(
+                    at,
+                    "typed literal needs a single-quoted string",
+                ));
             };
             cast_text(text, &ts.data_type, at)
         }
-        SqlExpr::Cast { kind: CastKind::Cast | CastKind::DoubleColon, expr, data_type, format: None, .. } => {
-            match literal(expr)? {
-                Scalar::Utf8(text) => cast_text(&text, data_type, at),
-                other => cast_scalar(&other, data_type, at),
-            }
-        }
-        other => Err(unsupported(at, format!("`{other}` where a literal is expected"))),
+        SqlExpr::Cast {
+            kind: CastKind::Cast | CastKind::DoubleColon,
+            expr,
+            data_type,
+            format: None,
+            ..
+        } => match literal(expr)? {
+            Scalar::Utf8(text) => cast_text(&text, data_type, at),
+            other => cast_scalar(&other, data_type, at),
+        },
+        other => Err(unsupported(
+            at,
+            format!("`{other}` where a literal is expected"),
+        )),
     }
 }
 
@@ -194,7 +269,9 @@ fn value(v: &Value, at: Location) -> Result<Scalar> {
     Ok(match v {
         Value::Number(text, _) => number(text, at)?,
         Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Scalar::Utf8(s.clone()),
-        Value::HexStringLiteral(h) => Scalar::Binary(hex(h).ok_or_else(|| unsupported(at, format!("hex literal X'{h}'")))?),
+        Value::HexStringLiteral(h) => {
+            Scalar::Binary(hex(h).ok_or_else(|| unsupported(at, format!("hex literal X'{h}'")))?)
+        }
         Value::Boolean(b) => Scalar::Boolean(*b),
         Value::Null => Scalar::Null,
         other => return Err(unsupported(at, format!("literal `{other}`"))),
@@ -202,10 +279,13 @@ fn value(v: &Value, at: Location) -> Result<Scalar> {
 }
 
 fn hex(h: &str) -> Option<Vec<u8>> {
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return None;
     }
-    (0..h.len()).step_by(2).map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok()).collect()
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 /// Integers are `long` (narrowed later to the column type), plain decimals
@@ -222,11 +302,16 @@ fn number(text: &str, at: Location) -> Result<Scalar> {
     let digits = format!("{int}{frac}");
     let value = digits.parse::<i128>().map_err(|_| bad())?;
     let scale = i8::try_from(frac.len()).map_err(|_| bad())?;
-    let precision = u8::try_from(digits.trim_start_matches('0').len().max(1).max(frac.len())).map_err(|_| bad())?;
+    let precision = u8::try_from(digits.trim_start_matches('0').len().max(1).max(frac.len()))
+        .map_err(|_| bad())?;
     if precision > 38 {
         return Err(bad());
     }
-    Ok(Scalar::Decimal128 { value, precision, scale })
+    Ok(Scalar::Decimal128 {
+        value,
+        precision,
+        scale,
+    })
 }
 
 fn sql_type(t: &SqlType, at: Location) -> Result<ArrowType> {
@@ -236,7 +321,9 @@ fn sql_type(t: &SqlType, at: Location) -> Result<ArrowType> {
         "TIMESTAMP" | "TIMESTAMP WITH TIME ZONE" | "TIMESTAMPTZ" | "TIMESTAMP_LTZ" => {
             ArrowType::Timestamp(TimeUnit::Microsecond, Some(UTC.into()))
         }
-        "TIMESTAMP_NTZ" | "TIMESTAMP WITHOUT TIME ZONE" | "DATETIME" => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+        "TIMESTAMP_NTZ" | "TIMESTAMP WITHOUT TIME ZONE" | "DATETIME" => {
+            ArrowType::Timestamp(TimeUnit::Microsecond, None)
+        }
         "DOUBLE" | "DOUBLE PRECISION" | "FLOAT8" => ArrowType::Float64,
         "FLOAT" | "REAL" | "FLOAT4" => ArrowType::Float32,
         "TINYINT" | "BYTE" => ArrowType::Int8,
@@ -249,7 +336,7 @@ fn sql_type(t: &SqlType, at: Location) -> Result<ArrowType> {
             SqlType::Decimal(info) | SqlType::Numeric(info) => {
                 use sqlparser::ast::ExactNumberInfo as E;
                 let (p, s) = match info {
-                    E::PrecisionAndScale(p, s) => (*p, *s as i64),
+                    E::PrecisionAndScale(p, s) => (*p, *s),
                     E::Precision(p) => (*p, 0),
                     E::None => (10, 0),
                 };
@@ -271,9 +358,16 @@ fn cast_text(text: &str, t: &SqlType, at: Location) -> Result<Scalar> {
 
 fn cast_scalar(s: &Scalar, t: &SqlType, at: Location) -> Result<Scalar> {
     let target = sql_type(t, at)?;
-    let strict = CastOptions { safe: false, ..Default::default() };
-    let out = cast_with_options(&s.to_array(), &target, &strict)
-        .map_err(|e| PruneError::Parse { line: at.line, column: at.column, message: format!("{s} is not a valid {t}: {e}") })?;
+    let strict = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let out =
+        cast_with_options(&s.to_array(), &target, &strict).map_err(|e| PruneError::Parse {
+            line: at.line,
+            column: at.column,
+            message: format!("{s} is not a valid {t}: {e}"),
+        })?;
     Scalar::from_array(&out, 0).ok_or_else(|| unsupported(at, format!("type {t}")))
 }
 

@@ -27,9 +27,15 @@ impl Predicate {
     /// literal must convert losslessly to its column's type, and operators
     /// must suit their column types.
     pub fn try_new(expr: Expr, schema: &Schema) -> Result<Self> {
-        let mut binder = Binder { schema, columns: Vec::new() };
+        let mut binder = Binder {
+            schema,
+            columns: Vec::new(),
+        };
         let expr = binder.bind_bool(expr)?;
-        Ok(Self { expr, columns: binder.columns })
+        Ok(Self {
+            expr,
+            columns: binder.columns,
+        })
     }
 
     /// Parses SQL text (see [`crate::parse_expr`]) and validates it.
@@ -133,24 +139,56 @@ impl Binder<'_> {
                 };
                 let t = self.column(&column)?;
                 let literal = coerce(&column, &t, &literal)?;
-                Expr::Compare { left: Box::new(Expr::Column(column)), op, right: Box::new(Expr::Literal(literal)) }
+                Expr::Compare {
+                    left: Box::new(Expr::Column(column)),
+                    op,
+                    right: Box::new(Expr::Literal(literal)),
+                }
             }
-            Expr::InList { expr, list, negated } => {
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
                 let (c, t) = self.value_column(*expr, "IN")?;
-                let list = list.iter().map(|l| coerce(&c, &t, l)).collect::<Result<Vec<_>>>()?;
-                Expr::InList { expr: Box::new(Expr::Column(c)), list, negated }
+                let list = list
+                    .iter()
+                    .map(|l| coerce(&c, &t, l))
+                    .collect::<Result<Vec<_>>>()?;
+                Expr::InList {
+                    expr: Box::new(Expr::Column(c)),
+                    list,
+                    negated,
+                }
             }
             Expr::IsNull { expr, negated } => {
                 let (c, _) = self.value_column(*expr, "IS NULL")?;
-                Expr::IsNull { expr: Box::new(Expr::Column(c)), negated }
+                Expr::IsNull {
+                    expr: Box::new(Expr::Column(c)),
+                    negated,
+                }
             }
-            Expr::Between { expr, low, high, negated } => {
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
                 let (c, t) = self.value_column(*expr, "BETWEEN")?;
                 let low = coerce(&c, &t, &low)?;
                 let high = coerce(&c, &t, &high)?;
-                Expr::Between { expr: Box::new(Expr::Column(c)), low, high, negated }
+                Expr::Between {
+                    expr: Box::new(Expr::Column(c)),
+                    low,
+                    high,
+                    negated,
+                }
             }
-            Expr::StartsWith { expr, prefix, negated } => {
+            Expr::StartsWith {
+                expr,
+                prefix,
+                negated,
+            } => {
                 let (c, t) = self.value_column(*expr, "LIKE")?;
                 if canonical_type(&t) != Some(DataType::Utf8) {
                     return Err(PruneError::UnsupportedOperation {
@@ -159,10 +197,18 @@ impl Binder<'_> {
                         data_type: t,
                     });
                 }
-                Expr::StartsWith { expr: Box::new(Expr::Column(c)), prefix, negated }
+                Expr::StartsWith {
+                    expr: Box::new(Expr::Column(c)),
+                    prefix,
+                    negated,
+                }
             }
-            Expr::And(a, b) => Expr::And(Box::new(self.bind_bool(*a)?), Box::new(self.bind_bool(*b)?)),
-            Expr::Or(a, b) => Expr::Or(Box::new(self.bind_bool(*a)?), Box::new(self.bind_bool(*b)?)),
+            Expr::And(a, b) => {
+                Expr::And(Box::new(self.bind_bool(*a)?), Box::new(self.bind_bool(*b)?))
+            }
+            Expr::Or(a, b) => {
+                Expr::Or(Box::new(self.bind_bool(*a)?), Box::new(self.bind_bool(*b)?))
+            }
             Expr::Not(a) => Expr::Not(Box::new(self.bind_bool(*a)?)),
         })
     }

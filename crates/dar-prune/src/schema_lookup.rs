@@ -33,7 +33,10 @@ pub(crate) fn resolve<'a>(schema: &'a Schema, path: &ColumnPath) -> Result<&'a F
             }
         }
     }
-    found.ok_or_else(|| PruneError::UnknownColumn { column: path.to_string(), suggestions: vec![] })
+    found.ok_or_else(|| PruneError::UnknownColumn {
+        column: path.to_string(),
+        suggestions: vec![],
+    })
 }
 
 /// Up to three existing column paths nearest to `path` (case-insensitive
@@ -102,12 +105,22 @@ mod tests {
             ),
         ]);
         let err = resolve(&schema, &ColumnPath::from_dotted("salry")).unwrap_err();
-        assert!(matches!(&err, PruneError::UnknownColumn { suggestions, .. } if suggestions == &["salary"]));
-        assert_eq!(err.to_string(), "unknown column `salry` (did you mean `salary`?)");
+        assert!(
+            matches!(&err, PruneError::UnknownColumn { suggestions, .. } if suggestions == &["salary"])
+        );
+        assert_eq!(
+            err.to_string(),
+            "unknown column `salry` (did you mean `salary`?)"
+        );
         let err = resolve(&schema, &ColumnPath::from_dotted("s.iner")).unwrap_err();
         assert!(err.to_string().contains("`s.inner`"), "{err}");
         let err = resolve(&schema, &ColumnPath::from_dotted("name.x")).unwrap_err();
         assert!(matches!(err, PruneError::NotAStruct { .. }), "{err}");
-        assert_eq!(resolve(&schema, &ColumnPath::from_dotted("s.inner")).unwrap().data_type(), &DataType::Int32);
+        assert_eq!(
+            resolve(&schema, &ColumnPath::from_dotted("s.inner"))
+                .unwrap()
+                .data_type(),
+            &DataType::Int32
+        );
     }
 }

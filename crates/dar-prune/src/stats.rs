@@ -39,7 +39,11 @@ impl BoundsSemantics {
     /// Parquet footer or page-index statistics: genuine bounds (truncated
     /// Parquet maxima are rounded up by writers), NaN not counted.
     pub fn parquet() -> Self {
-        Self { string_max_prefix_length: None, timestamp_max_truncated_to_millis: false, nan_outside_bounds: true }
+        Self {
+            string_max_prefix_length: None,
+            timestamp_max_truncated_to_millis: false,
+            nan_outside_bounds: true,
+        }
     }
 
     /// Delta `add.stats` (protocol §8.3): string maxima may be truncated
@@ -57,7 +61,11 @@ impl BoundsSemantics {
     /// Exact values known to be complete, such as partition values: min and
     /// max are the value itself and NaN is a value like any other.
     pub fn exact() -> Self {
-        Self { string_max_prefix_length: None, timestamp_max_truncated_to_millis: false, nan_outside_bounds: false }
+        Self {
+            string_max_prefix_length: None,
+            timestamp_max_truncated_to_millis: false,
+            nan_outside_bounds: false,
+        }
     }
 
     /// Sets [`BoundsSemantics::nan_outside_bounds`].

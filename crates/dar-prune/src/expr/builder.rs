@@ -13,7 +13,11 @@ pub fn lit(value: impl Into<Scalar>) -> Expr {
 }
 
 fn cmp(left: Expr, op: CmpOp, right: Expr) -> Expr {
-    Expr::Compare { left: Box::new(left), op, right: Box::new(right) }
+    Expr::Compare {
+        left: Box::new(left),
+        op,
+        right: Box::new(right),
+    }
 }
 
 impl Expr {
@@ -60,34 +64,66 @@ impl Expr {
     }
     /// `self IS NULL`
     pub fn is_null(self) -> Expr {
-        Expr::IsNull { expr: Box::new(self), negated: false }
+        Expr::IsNull {
+            expr: Box::new(self),
+            negated: false,
+        }
     }
     /// `self IS NOT NULL`
     pub fn is_not_null(self) -> Expr {
-        Expr::IsNull { expr: Box::new(self), negated: true }
+        Expr::IsNull {
+            expr: Box::new(self),
+            negated: true,
+        }
     }
     /// `self IN (list...)`
     pub fn in_list(self, list: impl IntoIterator<Item = impl Into<Scalar>>) -> Expr {
-        Expr::InList { expr: Box::new(self), list: list.into_iter().map(Into::into).collect(), negated: false }
+        Expr::InList {
+            expr: Box::new(self),
+            list: list.into_iter().map(Into::into).collect(),
+            negated: false,
+        }
     }
     /// `self NOT IN (list...)`
     pub fn not_in_list(self, list: impl IntoIterator<Item = impl Into<Scalar>>) -> Expr {
-        Expr::InList { expr: Box::new(self), list: list.into_iter().map(Into::into).collect(), negated: true }
+        Expr::InList {
+            expr: Box::new(self),
+            list: list.into_iter().map(Into::into).collect(),
+            negated: true,
+        }
     }
     /// `self BETWEEN low AND high`
     pub fn between(self, low: impl Into<Scalar>, high: impl Into<Scalar>) -> Expr {
-        Expr::Between { expr: Box::new(self), low: low.into(), high: high.into(), negated: false }
+        Expr::Between {
+            expr: Box::new(self),
+            low: low.into(),
+            high: high.into(),
+            negated: false,
+        }
     }
     /// `self NOT BETWEEN low AND high`
     pub fn not_between(self, low: impl Into<Scalar>, high: impl Into<Scalar>) -> Expr {
-        Expr::Between { expr: Box::new(self), low: low.into(), high: high.into(), negated: true }
+        Expr::Between {
+            expr: Box::new(self),
+            low: low.into(),
+            high: high.into(),
+            negated: true,
+        }
     }
     /// `self LIKE 'prefix%'`
     pub fn starts_with(self, prefix: impl Into<String>) -> Expr {
-        Expr::StartsWith { expr: Box::new(self), prefix: prefix.into(), negated: false }
+        Expr::StartsWith {
+            expr: Box::new(self),
+            prefix: prefix.into(),
+            negated: false,
+        }
     }
     /// `self NOT LIKE 'prefix%'`
     pub fn not_starts_with(self, prefix: impl Into<String>) -> Expr {
-        Expr::StartsWith { expr: Box::new(self), prefix: prefix.into(), negated: true }
+        Expr::StartsWith {
+            expr: Box::new(self),
+            prefix: prefix.into(),
+            negated: true,
+        }
     }
 }

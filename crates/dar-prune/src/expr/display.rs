@@ -28,7 +28,10 @@ impl fmt::Display for Scalar {
                 }
                 f.write_str("'")
             }
-            Self::Decimal128 { .. } | Self::Date32(_) | Self::Timestamp(_) | Self::TimestampNtz(_) => {
+            Self::Decimal128 { .. }
+            | Self::Date32(_)
+            | Self::Timestamp(_)
+            | Self::TimestampNtz(_) => {
                 let text = array_value_to_string(&self.to_array(), 0).map_err(|_| fmt::Error)?;
                 match self {
                     Self::Date32(_) => write!(f, "DATE '{text}'"),
@@ -42,7 +45,11 @@ impl fmt::Display for Scalar {
 }
 
 fn list(items: &[Scalar]) -> String {
-    items.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl fmt::Display for Expr {
@@ -52,14 +59,35 @@ impl fmt::Display for Expr {
             Self::Column(c) => write!(f, "{c}"),
             Self::Literal(s) => write!(f, "{s}"),
             Self::Compare { left, op, right } => write!(f, "{left} {} {right}", op.as_str()),
-            Self::InList { expr, list: l, negated } => write!(f, "{expr} {}IN ({})", not(negated), list(l)),
+            Self::InList {
+                expr,
+                list: l,
+                negated,
+            } => write!(f, "{expr} {}IN ({})", not(negated), list(l)),
             Self::IsNull { expr, negated } => write!(f, "{expr} IS {}NULL", not(negated)),
-            Self::Between { expr, low, high, negated } => {
+            Self::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
                 write!(f, "{expr} {}BETWEEN {low} AND {high}", not(negated))
             }
-            Self::StartsWith { expr, prefix, negated } => {
-                let escaped = prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
-                write!(f, "{expr} {}LIKE {}", not(negated), Scalar::Utf8(format!("{escaped}%")))
+            Self::StartsWith {
+                expr,
+                prefix,
+                negated,
+            } => {
+                let escaped = prefix
+                    .replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_");
+                write!(
+                    f,
+                    "{expr} {}LIKE {}",
+                    not(negated),
+                    Scalar::Utf8(format!("{escaped}%"))
+                )
             }
             Self::And(a, b) => write!(f, "({a} AND {b})"),
             Self::Or(a, b) => write!(f, "({a} OR {b})"),

@@ -65,7 +65,9 @@ impl Scalar {
             Self::Int64(_) => DataType::Int64,
             Self::Float32(_) => DataType::Float32,
             Self::Float64(_) => DataType::Float64,
-            Self::Decimal128 { precision, scale, .. } => DataType::Decimal128(*precision, *scale),
+            Self::Decimal128 {
+                precision, scale, ..
+            } => DataType::Decimal128(*precision, *scale),
             Self::Utf8(_) => DataType::Utf8,
             Self::Binary(_) => DataType::Binary,
             Self::Date32(_) => DataType::Date32,
@@ -90,7 +92,11 @@ impl Scalar {
             Self::Int64(v) => Arc::new(Int64Array::from(vec![*v])),
             Self::Float32(v) => Arc::new(Float32Array::from(vec![*v])),
             Self::Float64(v) => Arc::new(Float64Array::from(vec![*v])),
-            Self::Decimal128 { value, precision, scale } => Arc::new(
+            Self::Decimal128 {
+                value,
+                precision,
+                scale,
+            } => Arc::new(
                 Decimal128Array::from(vec![*value])
                     .with_precision_and_scale(*precision, *scale)
                     // An out-of-range precision/scale falls back to the widest
@@ -133,8 +139,14 @@ impl Scalar {
             DataType::Binary => Self::Binary(array.as_binary::<i32>().value(i).to_vec()),
             DataType::Date32 => Self::Date32(array.as_primitive::<types::Date32Type>().value(i)),
             DataType::Timestamp(TimeUnit::Microsecond, tz) => {
-                let v = array.as_primitive::<types::TimestampMicrosecondType>().value(i);
-                if tz.is_some() { Self::Timestamp(v) } else { Self::TimestampNtz(v) }
+                let v = array
+                    .as_primitive::<types::TimestampMicrosecondType>()
+                    .value(i);
+                if tz.is_some() {
+                    Self::Timestamp(v)
+                } else {
+                    Self::TimestampNtz(v)
+                }
             }
             _ => return None,
         })

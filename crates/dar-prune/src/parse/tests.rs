@@ -7,7 +7,10 @@ fn parses_the_documented_forms() {
         parse_expr("a > 5 AND b IN ('x', 'y')").unwrap(),
         col("a").gt(lit(5i64)).and(col("b").in_list(["x", "y"]))
     );
-    assert_eq!(parse_expr("d = DATE '2024-01-02'").unwrap(), col("d").eq(lit(Scalar::Date32(19724))));
+    assert_eq!(
+        parse_expr("d = DATE '2024-01-02'").unwrap(),
+        col("d").eq(lit(Scalar::Date32(19724)))
+    );
     assert_eq!(
         parse_expr("ts >= TIMESTAMP '1970-01-01T00:00:01Z'").unwrap(),
         col("ts").gt_eq(lit(Scalar::Timestamp(1_000_000)))
@@ -16,17 +19,48 @@ fn parses_the_documented_forms() {
         parse_expr("ts < TIMESTAMP_NTZ '1970-01-01 00:00:01'").unwrap(),
         col("ts").lt(lit(Scalar::TimestampNtz(1_000_000)))
     );
-    assert_eq!(parse_expr("s LIKE 'ab%'").unwrap(), col("s").starts_with("ab"));
-    assert_eq!(parse_expr("s NOT LIKE 'a\\%b%'").unwrap(), col("s").not_starts_with("a%b"));
-    assert_eq!(parse_expr("s LIKE 'exact'").unwrap(), col("s").eq(lit("exact")));
-    assert_eq!(parse_expr("x BETWEEN 1 AND 3").unwrap(), col("x").between(1i64, 3i64));
+    assert_eq!(
+        parse_expr("s LIKE 'ab%'").unwrap(),
+        col("s").starts_with("ab")
+    );
+    assert_eq!(
+        parse_expr("s NOT LIKE 'a\\%b%'").unwrap(),
+        col("s").not_starts_with("a%b")
+    );
+    assert_eq!(
+        parse_expr("s LIKE 'exact'").unwrap(),
+        col("s").eq(lit("exact"))
+    );
+    assert_eq!(
+        parse_expr("x BETWEEN 1 AND 3").unwrap(),
+        col("x").between(1i64, 3i64)
+    );
     assert_eq!(parse_expr("c IS NOT NULL").unwrap(), col("c").is_not_null());
-    assert_eq!(parse_expr("NOT (c IS NULL)").unwrap(), col("c").is_null().not());
-    assert_eq!(parse_expr("a.b.c = -1.50").unwrap(), col("a.b.c").eq(lit(Scalar::Decimal128 { value: -150, precision: 3, scale: 2 })));
+    assert_eq!(
+        parse_expr("NOT (c IS NULL)").unwrap(),
+        col("c").is_null().not()
+    );
+    assert_eq!(
+        parse_expr("a.b.c = -1.50").unwrap(),
+        col("a.b.c").eq(lit(Scalar::Decimal128 {
+            value: -150,
+            precision: 3,
+            scale: 2
+        }))
+    );
     assert_eq!(parse_expr("f > 1e3").unwrap(), col("f").gt(lit(1000.0)));
-    assert_eq!(parse_expr("f = CAST('NaN' AS DOUBLE)").unwrap().to_string(), "f = CAST('NaN' AS DOUBLE)");
-    assert_eq!(parse_expr("b = X'0aff'").unwrap(), col("b").eq(lit(vec![0x0a_u8, 0xff])));
-    assert_eq!(parse_expr("\"odd.name\" <> 'x'").unwrap(), Expr::Column(ColumnPath::new(["odd.name"])).not_eq(lit("x")));
+    assert_eq!(
+        parse_expr("f = CAST('NaN' AS DOUBLE)").unwrap().to_string(),
+        "f = CAST('NaN' AS DOUBLE)"
+    );
+    assert_eq!(
+        parse_expr("b = X'0aff'").unwrap(),
+        col("b").eq(lit(vec![0x0a_u8, 0xff]))
+    );
+    assert_eq!(
+        parse_expr("\"odd.name\" <> 'x'").unwrap(),
+        Expr::Column(ColumnPath::new(["odd.name"])).not_eq(lit("x"))
+    );
     assert_eq!(parse_expr("5 < a").unwrap(), lit(5i64).lt(col("a")));
     assert_eq!(parse_expr("flag").unwrap(), col("flag"));
 }
@@ -47,18 +81,68 @@ fn display_round_trips() {
 #[test]
 fn errors_point_at_the_token() {
     let err = parse_expr("a > 5 AND b LIKE '%x'").unwrap_err();
-    assert!(matches!(err, PruneError::Unsupported { line: 1, column: 18, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            PruneError::Unsupported {
+                line: 1,
+                column: 18,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let err = parse_expr("a > 5 AND\n  b + 1 = 2").unwrap_err();
-    assert!(matches!(err, PruneError::Unsupported { line: 2, column: 7, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            PruneError::Unsupported {
+                line: 2,
+                column: 7,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("operator `+`"), "{err}");
     let err = parse_expr("a > ").unwrap_err();
     assert!(matches!(err, PruneError::Parse { line: 1, .. }), "{err:?}");
     let err = parse_expr("a > 5 b").unwrap_err();
-    assert!(matches!(err, PruneError::Parse { line: 1, column: 7, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            PruneError::Parse {
+                line: 1,
+                column: 7,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let err = parse_expr("d = DATE 'nope'").unwrap_err();
-    assert!(matches!(err, PruneError::Parse { line: 1, column: 10, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            PruneError::Parse {
+                line: 1,
+                column: 10,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let err = parse_expr("upper(s) = 'X'").unwrap_err();
-    assert!(matches!(err, PruneError::Unsupported { line: 1, column: 1, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            PruneError::Unsupported {
+                line: 1,
+                column: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let err = parse_expr("s LIKE 'a_c%'").unwrap_err();
     assert!(err.to_string().contains("LIKE pattern"), "{err}");
 }

@@ -55,6 +55,11 @@ pub struct AccessPlan {
 impl AccessPlan {
     /// Row groups that must be read.
     pub fn row_groups_to_read(&self) -> Vec<usize> {
-        self.row_groups.iter().enumerate().filter(|(_, a)| a.should_read()).map(|(i, _)| i).collect()
+        self.row_groups
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.should_read())
+            .map(|(i, _)| i)
+            .collect()
     }
 }

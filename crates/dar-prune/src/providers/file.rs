@@ -7,7 +7,9 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, BooleanArray, UInt64Array};
 
 use crate::expr::ColumnPath;
-use crate::stats::{BoundsSemantics, ColumnStatistics, DEFAULT_STRING_PREFIX_LENGTH, StatisticsProvider};
+use crate::stats::{
+    BoundsSemantics, ColumnStatistics, DEFAULT_STRING_PREFIX_LENGTH, StatisticsProvider,
+};
 
 #[derive(Debug, Clone, Default)]
 struct DataColumn {
@@ -121,7 +123,11 @@ impl FileStatisticsBuilder {
     }
     /// Typed partition values of a partition column (NULL = the partition
     /// value is null, so every row of the file is null in that column).
-    pub fn with_partition_values(mut self, column: impl Into<ColumnPath>, values: ArrayRef) -> Self {
+    pub fn with_partition_values(
+        mut self,
+        column: impl Into<ColumnPath>,
+        values: ArrayRef,
+    ) -> Self {
         self.inner.partitions.insert(column.into(), values);
         self
     }
@@ -141,7 +147,9 @@ impl StatisticsProvider for FileStatistics {
         if let Some(values) = self.partitions.get(column) {
             // Exact: min = max = value. Counting against one "row" per file
             // says "all null" or "no null" without needing numRecords.
-            let nulls: UInt64Array = (0..values.len()).map(|i| Some(u64::from(values.is_null(i)))).collect();
+            let nulls: UInt64Array = (0..values.len())
+                .map(|i| Some(u64::from(values.is_null(i))))
+                .collect();
             return ColumnStatistics::unknown()
                 .with_min(values.clone())
                 .with_max(values.clone())
@@ -149,7 +157,9 @@ impl StatisticsProvider for FileStatistics {
                 .with_row_count(Arc::new(UInt64Array::from(vec![1u64; values.len()])))
                 .with_semantics(BoundsSemantics::exact());
         }
-        let Some(data) = self.data.get(column) else { return ColumnStatistics::unknown() };
+        let Some(data) = self.data.get(column) else {
+            return ColumnStatistics::unknown();
+        };
         ColumnStatistics {
             min: data.min.clone(),
             max: data.max.clone(),

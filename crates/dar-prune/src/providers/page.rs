@@ -34,8 +34,8 @@ use parquet::file::metadata::ParquetMetaData;
 use super::access::{AccessPlan, RowGroupAccess};
 use super::parquet_columns::{FileColumn, file_schema, locate};
 use super::table::StatisticsTable;
-use crate::pruning::PruningMetrics;
 use crate::predicate::Predicate;
+use crate::pruning::PruningMetrics;
 use crate::stats::{BoundsSemantics, ColumnStatistics};
 
 /// Page-level statistics of one column in one row group.
@@ -80,18 +80,32 @@ pub fn page_access_plan(
         return (RowGroupAccess::Scan, PruningMetrics::default());
     }
 
-    let mut starts: Vec<usize> = columns.iter().flat_map(|(_, p)| p.first_rows.iter().copied()).collect();
+    let mut starts: Vec<usize> = columns
+        .iter()
+        .flat_map(|(_, p)| p.first_rows.iter().copied())
+        .collect();
     starts.push(0);
     starts.sort_unstable();
     starts.dedup();
-    let lengths: Vec<usize> =
-        starts.iter().zip(starts.iter().skip(1).chain(std::iter::once(&rows))).map(|(s, e)| e - s).collect();
+    let lengths: Vec<usize> = starts
+        .iter()
+        .zip(starts.iter().skip(1).chain(std::iter::once(&rows)))
+        .map(|(s, e)| e - s)
+        .collect();
 
     let mut table = StatisticsTable::new(starts.len());
     for (path, pages) in columns {
         let index: UInt32Array = starts
             .iter()
-            .map(|s| u32::try_from(pages.first_rows.partition_point(|f| f <= s).saturating_sub(1)).ok())
+            .map(|s| {
+                u32::try_from(
+                    pages
+                        .first_rows
+                        .partition_point(|f| f <= s)
+                        .saturating_sub(1),
+                )
+                .ok()
+            })
             .collect();
         let gather = |a: Option<ArrayRef>| a.and_then(|a| take(&a, &index, None).ok());
         let s = pages.stats;
@@ -102,9 +116,16 @@ pub fn page_access_plan(
         stats.row_count = gather(s.row_count);
         table.insert(path, stats);
     }
-    let segment_rows: ArrayRef = Arc::new(UInt64Array::from_iter_values(lengths.iter().map(|l| *l as u64)));
+    let segment_rows: ArrayRef = Arc::new(UInt64Array::from_iter_values(
+        lengths.iter().map(|l| *l as u64),
+    ));
     for path in absent {
-        table.insert(path, ColumnStatistics::unknown().with_null_count(segment_rows.clone()).with_row_count(segment_rows.clone()));
+        table.insert(
+            path,
+            ColumnStatistics::unknown()
+                .with_null_count(segment_rows.clone())
+                .with_row_count(segment_rows.clone()),
+        );
     }
 
     let outcome = predicate.prune(&table);
@@ -113,7 +134,11 @@ pub fn page_access_plan(
         let keep = keep != Some(false);
         match selectors.last_mut() {
             Some(last) if last.skip != keep => last.row_count += len,
-            _ => selectors.push(if keep { RowSelector::select(len) } else { RowSelector::skip(len) }),
+            _ => selectors.push(if keep {
+                RowSelector::select(len)
+            } else {
+                RowSelector::skip(len)
+            }),
         }
     }
     let access = match outcome.metrics.pruned {
@@ -138,7 +163,10 @@ fn column_pages(
     // The converter indexes these without bounds checks.
     column_index.get(row_group)?.get(index)?;
     let locations = offset_index.get(row_group)?.get(index)?.page_locations();
-    let first_rows: Vec<usize> = locations.iter().map(|l| usize::try_from(l.first_row_index).ok()).collect::<Option<_>>()?;
+    let first_rows: Vec<usize> = locations
+        .iter()
+        .map(|l| usize::try_from(l.first_row_index).ok())
+        .collect::<Option<_>>()?;
     let well_formed = first_rows.first() == Some(&0)
         && first_rows.windows(2).all(|w| w[0] < w[1])
         && first_rows.last().is_some_and(|l| *l < rows);
@@ -146,12 +174,20 @@ fn column_pages(
         return None;
     }
     let descr = metadata.file_metadata().schema_descr();
-    let converter = StatisticsConverter::from_column_index(index, field, descr).ok()?.with_missing_null_counts_as_zero(false);
+    let converter = StatisticsConverter::from_column_index(index, field, descr)
+        .ok()?
+        .with_missing_null_counts_as_zero(false);
     let groups = [row_group];
     let pages = first_rows.len();
     let sized = |a: ArrayRef| (a.len() == pages).then_some(a);
-    let min = converter.data_page_mins(column_index, offset_index, groups.iter()).ok().and_then(sized);
-    let max = converter.data_page_maxes(column_index, offset_index, groups.iter()).ok().and_then(sized);
+    let min = converter
+        .data_page_mins(column_index, offset_index, groups.iter())
+        .ok()
+        .and_then(sized);
+    let max = converter
+        .data_page_maxes(column_index, offset_index, groups.iter())
+        .ok()
+        .and_then(sized);
     let null_count = converter
         .data_page_null_counts(column_index, offset_index, groups.iter())
         .ok()

@@ -27,15 +27,24 @@ pub(crate) fn file_schema(metadata: &ParquetMetaData) -> Option<Schema> {
     parquet::arrow::parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata()).ok()
 }
 
-pub(crate) fn locate(metadata: &ParquetMetaData, schema: Option<&Schema>, path: &ColumnPath) -> FileColumn {
-    let Some(schema) = schema else { return FileColumn::Unknown };
+pub(crate) fn locate(
+    metadata: &ParquetMetaData,
+    schema: Option<&Schema>,
+    path: &ColumnPath,
+) -> FileColumn {
+    let Some(schema) = schema else {
+        return FileColumn::Unknown;
+    };
     let field = match resolve(schema, path) {
         Ok(f) => f.clone(),
         Err(crate::PruneError::UnknownColumn { .. }) => return FileColumn::Absent,
         Err(_) => return FileColumn::Unknown,
     };
     let descr = metadata.file_metadata().schema_descr();
-    let index = descr.columns().iter().position(|c| c.path().parts() == path.parts());
+    let index = descr
+        .columns()
+        .iter()
+        .position(|c| c.path().parts() == path.parts());
     match index {
         Some(index) => FileColumn::Leaf { index, field },
         None => FileColumn::Unknown,

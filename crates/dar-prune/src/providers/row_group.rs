@@ -28,12 +28,19 @@ pub struct RowGroupStatistics<'a> {
 impl<'a> RowGroupStatistics<'a> {
     /// Statistics of every row group of `metadata`.
     pub fn new(metadata: &'a ParquetMetaData) -> Self {
-        Self { metadata, schema: file_schema(metadata) }
+        Self {
+            metadata,
+            schema: file_schema(metadata),
+        }
     }
 
     fn row_counts(&self) -> ArrayRef {
-        let counts: UInt64Array =
-            self.metadata.row_groups().iter().map(|rg| u64::try_from(rg.num_rows()).ok()).collect();
+        let counts: UInt64Array = self
+            .metadata
+            .row_groups()
+            .iter()
+            .map(|rg| u64::try_from(rg.num_rows()).ok())
+            .collect();
         Arc::new(counts)
     }
 }
@@ -45,7 +52,9 @@ impl StatisticsProvider for RowGroupStatistics<'_> {
 
     fn column_statistics(&self, column: &ColumnPath) -> ColumnStatistics {
         let rows = self.row_counts();
-        let base = ColumnStatistics::unknown().with_semantics(BoundsSemantics::parquet()).with_row_count(rows.clone());
+        let base = ColumnStatistics::unknown()
+            .with_semantics(BoundsSemantics::parquet())
+            .with_row_count(rows.clone());
         let (index, field) = match locate(self.metadata, self.schema.as_ref(), column) {
             FileColumn::Leaf { index, field } => (index, field),
             FileColumn::Absent => return base.with_null_count(rows),
@@ -61,7 +70,10 @@ impl StatisticsProvider for RowGroupStatistics<'_> {
         let mut stats = base;
         stats.min = converter.row_group_mins(groups.iter()).ok();
         stats.max = converter.row_group_maxes(groups.iter()).ok();
-        stats.null_count = converter.row_group_null_counts(groups.iter()).ok().map(|a| Arc::new(a) as ArrayRef);
+        stats.null_count = converter
+            .row_group_null_counts(groups.iter())
+            .ok()
+            .map(|a| Arc::new(a) as ArrayRef);
         stats
     }
 }
@@ -76,7 +88,13 @@ pub fn access_plan(predicate: &Predicate, metadata: &ParquetMetaData) -> AccessP
         row_groups: outcome
             .keep
             .iter()
-            .map(|k| if k == Some(false) { RowGroupAccess::Skip } else { RowGroupAccess::Scan })
+            .map(|k| {
+                if k == Some(false) {
+                    RowGroupAccess::Skip
+                } else {
+                    RowGroupAccess::Scan
+                }
+            })
             .collect(),
         row_group_metrics: outcome.metrics,
         page_metrics: Default::default(),

@@ -16,7 +16,10 @@ pub struct StatisticsTable {
 impl StatisticsTable {
     /// An empty table for `containers` containers.
     pub fn new(containers: usize) -> Self {
-        Self { containers, columns: HashMap::new() }
+        Self {
+            containers,
+            columns: HashMap::new(),
+        }
     }
 
     /// Adds (or replaces) the statistics of `column`.

@@ -76,17 +76,25 @@ impl Predicate {
     /// is always kept. Never fails.
     pub fn prune(&self, stats: &dyn StatisticsProvider) -> PruneOutcome {
         let n = stats.num_containers();
-        let mut pruner = Pruner { predicate: self, stats, n, prepared: HashMap::new(), metrics: PruningMetrics::default() };
+        let mut pruner = Pruner {
+            predicate: self,
+            stats,
+            n,
+            prepared: HashMap::new(),
+            metrics: PruningMetrics::default(),
+        };
         let nnf = negation_normal_form(self.expr(), false);
         let result = pruner.may_match(&nnf);
         let keep = match result {
-            Some(r) if r.len() == n => match is_null(&r).and_then(|unknown| or_kleene(&r, &unknown)) {
-                Ok(k) => k,
-                Err(_) => {
-                    pruner.metrics.kernel_errors += 1;
-                    BooleanArray::from(vec![true; n])
+            Some(r) if r.len() == n => {
+                match is_null(&r).and_then(|unknown| or_kleene(&r, &unknown)) {
+                    Ok(k) => k,
+                    Err(_) => {
+                        pruner.metrics.kernel_errors += 1;
+                        BooleanArray::from(vec![true; n])
+                    }
                 }
-            },
+            }
             _ => BooleanArray::from(vec![true; n]),
         };
         let mut metrics = pruner.metrics;
@@ -102,25 +110,60 @@ pub(crate) fn negation_normal_form(e: &Expr, negate: bool) -> Expr {
     match e {
         Expr::Not(inner) => negation_normal_form(inner, !negate),
         Expr::And(a, b) => {
-            let (a, b) = (negation_normal_form(a, negate), negation_normal_form(b, negate));
+            let (a, b) = (
+                negation_normal_form(a, negate),
+                negation_normal_form(b, negate),
+            );
             if negate { a.or(b) } else { a.and(b) }
         }
         Expr::Or(a, b) => {
-            let (a, b) = (negation_normal_form(a, negate), negation_normal_form(b, negate));
+            let (a, b) = (
+                negation_normal_form(a, negate),
+                negation_normal_form(b, negate),
+            );
             if negate { a.and(b) } else { a.or(b) }
         }
         _ if !negate => e.clone(),
         Expr::Literal(Scalar::Boolean(b)) => Expr::Literal(Scalar::Boolean(!b)),
         Expr::Literal(s) => Expr::Literal(s.clone()),
-        Expr::Compare { left, op, right } => Expr::Compare { left: left.clone(), op: op.negate(), right: right.clone() },
-        Expr::InList { expr, list, negated } => Expr::InList { expr: expr.clone(), list: list.clone(), negated: !negated },
-        Expr::IsNull { expr, negated } => Expr::IsNull { expr: expr.clone(), negated: !negated },
-        Expr::Between { expr, low, high, negated } => {
-            Expr::Between { expr: expr.clone(), low: low.clone(), high: high.clone(), negated: !negated }
-        }
-        Expr::StartsWith { expr, prefix, negated } => {
-            Expr::StartsWith { expr: expr.clone(), prefix: prefix.clone(), negated: !negated }
-        }
+        Expr::Compare { left, op, right } => Expr::Compare {
+            left: left.clone(),
+            op: op.negate(),
+            right: right.clone(),
+        },
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => Expr::InList {
+            expr: expr.clone(),
+            list: list.clone(),
+            negated: !negated,
+        },
+        Expr::IsNull { expr, negated } => Expr::IsNull {
+            expr: expr.clone(),
+            negated: !negated,
+        },
+        Expr::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } => Expr::Between {
+            expr: expr.clone(),
+            low: low.clone(),
+            high: high.clone(),
+            negated: !negated,
+        },
+        Expr::StartsWith {
+            expr,
+            prefix,
+            negated,
+        } => Expr::StartsWith {
+            expr: expr.clone(),
+            prefix: prefix.clone(),
+            negated: !negated,
+        },
         Expr::Column(_) => Expr::Not(Box::new(e.clone())),
     }
 }
@@ -183,7 +226,10 @@ impl Pruner<'_> {
         }
     }
 
-    fn kernel(&mut self, r: Result<BooleanArray, arrow_schema::ArrowError>) -> Option<BooleanArray> {
+    fn kernel(
+        &mut self,
+        r: Result<BooleanArray, arrow_schema::ArrowError>,
+    ) -> Option<BooleanArray> {
         match r {
             Ok(a) => Some(a),
             Err(_) => {

@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use arrow_arith::boolean::{and, not};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, StringArray, TimestampMicrosecondArray,
-    UInt64Array, cast::AsArray, types,
+    Array, ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, StringArray,
+    TimestampMicrosecondArray, UInt64Array, cast::AsArray, types,
 };
 use arrow_cast::cast::cast;
 use arrow_ord::cmp;
@@ -80,7 +80,9 @@ pub(super) fn prepare(
             metrics.unusable_statistics += 1;
             return None;
         }
-        cast(&a, &DataType::UInt64).ok().map(|c| c.as_primitive::<types::UInt64Type>().clone())
+        cast(&a, &DataType::UInt64)
+            .ok()
+            .map(|c| c.as_primitive::<types::UInt64Type>().clone())
     };
     let mut null_count = counts(stats.null_count, metrics);
     let row_count = counts(stats.row_count, metrics);
@@ -93,22 +95,30 @@ pub(super) fn prepare(
                 let middle = and(&cmp::neq(nc, &zero).ok()?, &cmp::neq(nc, rc).ok()?).ok()?;
                 and(&not(tight).ok()?, &middle).ok()
             })();
-            null_count = mask.and_then(|m| arrow_select::nullif::nullif(nc, &m).ok()).map(|a| a.as_primitive().clone());
+            null_count = mask
+                .and_then(|m| arrow_select::nullif::nullif(nc, &m).ok())
+                .map(|a| a.as_primitive().clone());
         } else {
             metrics.unusable_statistics += 1;
             null_count = None;
         }
     } else if let (Some(tight), Some(nc)) = (&stats.tight_bounds, &null_count) {
         // Without a row count only 0 is meaningful.
-        let mask = not(tight).ok().and_then(|loose| and(&loose, &cmp::neq(nc, &UInt64Array::new_scalar(0)).ok()?).ok());
-        null_count = mask.and_then(|m| arrow_select::nullif::nullif(nc, &m).ok()).map(|a| a.as_primitive().clone());
+        let mask = not(tight)
+            .ok()
+            .and_then(|loose| and(&loose, &cmp::neq(nc, &UInt64Array::new_scalar(0)).ok()?).ok());
+        null_count = mask
+            .and_then(|m| arrow_select::nullif::nullif(nc, &m).ok())
+            .map(|a| a.as_primitive().clone());
     }
 
     let has_non_null = match (&null_count, &row_count) {
         (Some(nc), Some(rc)) => cmp::lt(nc, rc).ok(),
         _ => None,
     };
-    let has_null = null_count.as_ref().and_then(|nc| cmp::gt(nc, &UInt64Array::new_scalar(0)).ok());
+    let has_null = null_count
+        .as_ref()
+        .and_then(|nc| cmp::gt(nc, &UInt64Array::new_scalar(0)).ok());
 
     let nan_possible = target.is_floating() && sem.nan_outside_bounds;
     match target {
@@ -122,8 +132,9 @@ pub(super) fn prepare(
         }
         DataType::Timestamp(TimeUnit::Microsecond, tz) if sem.timestamp_max_truncated_to_millis => {
             max = max.map(|m| {
-                let widened: TimestampMicrosecondArray =
-                    m.as_primitive::<types::TimestampMicrosecondType>().unary(|v| v.saturating_add(999));
+                let widened: TimestampMicrosecondArray = m
+                    .as_primitive::<types::TimestampMicrosecondType>()
+                    .unary(|v| v.saturating_add(999));
                 Arc::new(widened.with_timezone_opt(tz.clone())) as ArrayRef
             });
         }
@@ -133,7 +144,14 @@ pub(super) fn prepare(
         (DataType::Utf8, Some(len), Some(m)) => Some(string_prefixes(m.as_string::<i32>(), len)),
         _ => None,
     };
-    Prepared { min, max, max_prefix, has_non_null, has_null, nan_possible }
+    Prepared {
+        min,
+        max,
+        max_prefix,
+        has_non_null,
+        has_null,
+        nan_possible,
+    }
 }
 
 fn float64(a: &ArrayRef, zero: f64) -> ArrayRef {
@@ -196,14 +214,17 @@ pub(super) fn conform(a: &ArrayRef, target: &DataType) -> Option<ArrayRef> {
         (T::Int8 | T::Int16 | T::UInt8 | T::UInt16, T::Float32) => true,
         // Out-of-precision values become NULL rather than rounded.
         (s, T::Decimal128(..)) if s.is_integer() => true,
-        (T::Decimal32(p1, s1) | T::Decimal64(p1, s1) | T::Decimal128(p1, s1), T::Decimal128(p2, s2)) => {
-            s1 <= s2 && i16::from(*p1) - i16::from(*s1) <= i16::from(*p2) - i16::from(*s2)
-        }
+        (
+            T::Decimal32(p1, s1) | T::Decimal64(p1, s1) | T::Decimal128(p1, s1),
+            T::Decimal128(p2, s2),
+        ) => s1 <= s2 && i16::from(*p1) - i16::from(*s1) <= i16::from(*p2) - i16::from(*s2),
         (T::Utf8 | T::LargeUtf8 | T::Utf8View, T::Utf8) => true,
         (T::Binary | T::LargeBinary | T::BinaryView | T::FixedSizeBinary(_), T::Binary) => true,
         (T::Date64, T::Date32) => false,
         (T::Date32, T::Timestamp(TimeUnit::Microsecond, None)) => return timestamp_from_days(a),
-        (T::Timestamp(unit, tz_s), T::Timestamp(TimeUnit::Microsecond, tz_t)) if tz_s.is_some() == tz_t.is_some() => {
+        (T::Timestamp(unit, tz_s), T::Timestamp(TimeUnit::Microsecond, tz_t))
+            if tz_s.is_some() == tz_t.is_some() =>
+        {
             return timestamp_micros(a, *unit, tz_t.clone());
         }
         _ => false,
@@ -216,7 +237,8 @@ pub(super) fn conform(a: &ArrayRef, target: &DataType) -> Option<ArrayRef> {
 
 fn timestamp_from_days(a: &ArrayRef) -> Option<ArrayRef> {
     let days = a.as_primitive::<types::Date32Type>();
-    let micros: TimestampMicrosecondArray = days.unary_opt(|d| i64::from(d).checked_mul(86_400_000_000));
+    let micros: TimestampMicrosecondArray =
+        days.unary_opt(|d| i64::from(d).checked_mul(86_400_000_000));
     Some(Arc::new(micros))
 }
 

@@ -55,7 +55,9 @@ fn compare(op: CmpOp, l: &dyn Datum, r: &dyn Datum) -> Result<BooleanArray, Arro
 fn and_opt(a: Option<BooleanArray>, b: Option<BooleanArray>) -> R {
     Ok(match (a, b) {
         (Some(a), Some(b)) => Some(and_kleene(&a, &b)?),
-        (Some(x), None) | (None, Some(x)) => Some(and_kleene(&x, &BooleanArray::new_null(x.len()))?),
+        (Some(x), None) | (None, Some(x)) => {
+            Some(and_kleene(&x, &BooleanArray::new_null(x.len()))?)
+        }
         (None, None) => None,
     })
 }
@@ -87,7 +89,9 @@ fn upper(p: &Prepared, op: CmpOp, l: &Scalar, nan_matches: bool) -> R {
     let Some(max) = &p.max else { return Ok(None) };
     let lit = datum(l);
     let normal = compare(op, max, &lit)?;
-    let Some((flags, prefixes)) = &p.max_prefix else { return Ok(Some(normal)) };
+    let Some((flags, prefixes)) = &p.max_prefix else {
+        return Ok(Some(normal));
+    };
     // "prefix + ∞" is above L exactly when L <= prefix or L extends prefix.
     let below = cmp::gt_eq(prefixes, &lit)?;
     let extends = starts_with(&lit, prefixes)?;
@@ -96,14 +100,19 @@ fn upper(p: &Prepared, op: CmpOp, l: &Scalar, nan_matches: bool) -> R {
 }
 
 fn eq(p: &Prepared, l: &Scalar) -> R {
-    and_opt(lower(p, CmpOp::LtEq, l, false)?, upper(p, CmpOp::GtEq, l, false)?)
+    and_opt(
+        lower(p, CmpOp::LtEq, l, false)?,
+        upper(p, CmpOp::GtEq, l, false)?,
+    )
 }
 
 fn not_eq(p: &Prepared, l: &Scalar) -> R {
     if p.nan_possible {
         return Ok(None);
     }
-    let (Some(min), Some(max)) = (&p.min, &p.max) else { return Ok(None) };
+    let (Some(min), Some(max)) = (&p.min, &p.max) else {
+        return Ok(None);
+    };
     let lit = datum(l);
     let mut single = and_kleene(&cmp::eq(min, &lit)?, &cmp::eq(max, &lit)?)?;
     if let Some((flags, _)) = &p.max_prefix {
@@ -121,7 +130,9 @@ pub(super) fn leaf(e: &Expr, p: &Prepared, n: usize) -> R {
     let all = |v: bool| Ok(Some(BooleanArray::from(vec![v; n])));
     match e {
         Expr::Compare { op, right, .. } => {
-            let Expr::Literal(l) = right.as_ref() else { return Ok(None) };
+            let Expr::Literal(l) = right.as_ref() else {
+                return Ok(None);
+            };
             if l.is_null() {
                 return all(false);
             }
@@ -136,7 +147,11 @@ pub(super) fn leaf(e: &Expr, p: &Prepared, n: usize) -> R {
             };
             with_values(p, r)
         }
-        Expr::InList { list, negated: false, .. } => {
+        Expr::InList {
+            list,
+            negated: false,
+            ..
+        } => {
             if list.iter().any(is_nan) {
                 return Ok(None);
             }
@@ -146,7 +161,11 @@ pub(super) fn leaf(e: &Expr, p: &Prepared, n: usize) -> R {
             }
             with_values(p, acc)
         }
-        Expr::InList { list, negated: true, .. } => {
+        Expr::InList {
+            list,
+            negated: true,
+            ..
+        } => {
             if list.iter().any(Scalar::is_null) {
                 // `x NOT IN (.., NULL)` is never true.
                 return all(false);
@@ -160,23 +179,39 @@ pub(super) fn leaf(e: &Expr, p: &Prepared, n: usize) -> R {
             }
             with_values(p, acc)
         }
-        Expr::Between { low, high, negated, .. } => {
+        Expr::Between {
+            low, high, negated, ..
+        } => {
             if low.is_null() || high.is_null() {
                 // NULL bounds: never true for BETWEEN; NOT BETWEEN may still
                 // be true through the known side, so stay unknown.
-                return if *negated { with_values(p, None) } else { all(false) };
+                return if *negated {
+                    with_values(p, None)
+                } else {
+                    all(false)
+                };
             }
             if is_nan(low) || is_nan(high) {
                 return Ok(None);
             }
             let r = if *negated {
-                or_opt(lower(p, CmpOp::Lt, low, true)?, upper(p, CmpOp::Gt, high, true)?)?
+                or_opt(
+                    lower(p, CmpOp::Lt, low, true)?,
+                    upper(p, CmpOp::Gt, high, true)?,
+                )?
             } else {
-                and_opt(lower(p, CmpOp::LtEq, high, false)?, upper(p, CmpOp::GtEq, low, false)?)?
+                and_opt(
+                    lower(p, CmpOp::LtEq, high, false)?,
+                    upper(p, CmpOp::GtEq, low, false)?,
+                )?
             };
             with_values(p, r)
         }
-        Expr::StartsWith { prefix, negated: false, .. } => {
+        Expr::StartsWith {
+            prefix,
+            negated: false,
+            ..
+        } => {
             if prefix.is_empty() {
                 return Ok(p.has_non_null.clone());
             }
@@ -184,16 +219,30 @@ pub(super) fn leaf(e: &Expr, p: &Prepared, n: usize) -> R {
             let min_ok = match &p.min {
                 Some(min) => {
                     let lit = datum(&l);
-                    Some(or_kleene(&cmp::lt_eq(min, &lit)?, &starts_with(min, &lit)?)?)
+                    Some(or_kleene(
+                        &cmp::lt_eq(min, &lit)?,
+                        &starts_with(min, &lit)?,
+                    )?)
                 }
                 None => None,
             };
             with_values(p, and_opt(min_ok, upper(p, CmpOp::GtEq, &l, false)?)?)
         }
-        Expr::StartsWith { prefix, negated: true, .. } => {
-            let maxp: Option<ArrayRef> = p.max_prefix.as_ref().map(|(_, m)| m.clone()).or_else(|| p.max.clone());
-            let (Some(min), Some(maxp)) = (&p.min, maxp) else { return with_values(p, None) };
-            let lit: Datum1<ArrayRef> = Datum1::new(Arc::new(StringArray::from(vec![prefix.as_str()])));
+        Expr::StartsWith {
+            prefix,
+            negated: true,
+            ..
+        } => {
+            let maxp: Option<ArrayRef> = p
+                .max_prefix
+                .as_ref()
+                .map(|(_, m)| m.clone())
+                .or_else(|| p.max.clone());
+            let (Some(min), Some(maxp)) = (&p.min, maxp) else {
+                return with_values(p, None);
+            };
+            let lit: Datum1<ArrayRef> =
+                Datum1::new(Arc::new(StringArray::from(vec![prefix.as_str()])));
             let inside = and_kleene(&starts_with(min, &lit)?, &starts_with(&maxp, &lit)?)?;
             with_values(p, Some(not(&inside)?))
         }

@@ -1,8 +1,8 @@
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, StringArray, TimestampMicrosecondArray,
-    TimestampMillisecondArray, UInt64Array,
+    ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, StringArray,
+    TimestampMicrosecondArray, TimestampMillisecondArray, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 
@@ -13,7 +13,11 @@ fn schema() -> Schema {
         Field::new("i", DataType::Int64, true),
         Field::new("s", DataType::Utf8, true),
         Field::new("f", DataType::Float64, true),
-        Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+        Field::new(
+            "ts",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        ),
     ])
 }
 
@@ -59,10 +63,21 @@ fn comparison_rules() {
 fn null_counts_and_wide_bounds() {
     let s = FileStatistics::builder(4)
         .with_num_records(Arc::new(Int64Array::from(vec![10, 10, 10, 10])))
-        .with_min("i", Arc::new(Int64Array::from(vec![Some(1), None, Some(1), Some(1)])))
-        .with_max("i", Arc::new(Int64Array::from(vec![Some(1), None, Some(1), Some(1)])))
+        .with_min(
+            "i",
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(1), Some(1)])),
+        )
+        .with_max(
+            "i",
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(1), Some(1)])),
+        )
         .with_null_count("i", Arc::new(Int64Array::from(vec![0, 10, 3, 3])))
-        .with_tight_bounds(BooleanArray::from(vec![Some(true), Some(false), Some(true), Some(false)]))
+        .with_tight_bounds(BooleanArray::from(vec![
+            Some(true),
+            Some(false),
+            Some(true),
+            Some(false),
+        ]))
         .build();
     assert_eq!(keep("i IS NULL", &s), [false, true, true, true]);
     assert_eq!(keep("i IS NOT NULL", &s), [true, false, true, true]);
@@ -75,7 +90,14 @@ fn truncated_string_maxima() {
     let long = "a".repeat(32);
     let s = FileStatistics::builder(3)
         .with_min("s", Arc::new(StringArray::from(vec!["abc", "a", "m"])))
-        .with_max("s", Arc::new(StringArray::from(vec!["abc".to_string(), long.clone(), "n\u{10FFFD}".into()])))
+        .with_max(
+            "s",
+            Arc::new(StringArray::from(vec![
+                "abc".to_string(),
+                long.clone(),
+                "n\u{10FFFD}".into(),
+            ])),
+        )
         .build();
     // "abc" is exact, the 32-char max and "n" + tie-breaker stand for prefix + ∞.
     assert_eq!(keep(&format!("s = '{long}zzz'"), &s), [false, true, false]);
@@ -100,12 +122,27 @@ fn truncated_string_maxima() {
 #[test]
 fn timestamp_maxima_are_widened_by_a_millisecond() {
     let s = FileStatistics::builder(1)
-        .with_min("ts", Arc::new(TimestampMillisecondArray::from(vec![1_000]).with_timezone("UTC")))
-        .with_max("ts", Arc::new(TimestampMillisecondArray::from(vec![2_000]).with_timezone("UTC")))
+        .with_min(
+            "ts",
+            Arc::new(TimestampMillisecondArray::from(vec![1_000]).with_timezone("UTC")),
+        )
+        .with_max(
+            "ts",
+            Arc::new(TimestampMillisecondArray::from(vec![2_000]).with_timezone("UTC")),
+        )
         .build();
-    assert_eq!(keep("ts >= TIMESTAMP '1970-01-01T00:00:02.000999Z'", &s), [true]);
-    assert_eq!(keep("ts = TIMESTAMP '1970-01-01T00:00:02.0005Z'", &s), [true]);
-    assert_eq!(keep("ts > TIMESTAMP '1970-01-01T00:00:02.000999Z'", &s), [false]);
+    assert_eq!(
+        keep("ts >= TIMESTAMP '1970-01-01T00:00:02.000999Z'", &s),
+        [true]
+    );
+    assert_eq!(
+        keep("ts = TIMESTAMP '1970-01-01T00:00:02.0005Z'", &s),
+        [true]
+    );
+    assert_eq!(
+        keep("ts > TIMESTAMP '1970-01-01T00:00:02.000999Z'", &s),
+        [false]
+    );
     assert_eq!(keep("ts < TIMESTAMP '1970-01-01T00:00:01Z'", &s), [false]);
 }
 
@@ -123,16 +160,36 @@ fn nan_and_zero() {
     let exact = t(BoundsSemantics::exact(), 1.0, 2.0);
     assert_eq!(keep("f > 3", &exact), [false]);
     let parquet = t(BoundsSemantics::parquet(), 1.0, 2.0);
-    assert_eq!(keep("f > 3", &parquet), [true], "NaN may hide above the max");
-    assert_eq!(keep("f < 0", &parquet), [true], "negative NaN may hide below the min");
+    assert_eq!(
+        keep("f > 3", &parquet),
+        [true],
+        "NaN may hide above the max"
+    );
+    assert_eq!(
+        keep("f < 0", &parquet),
+        [true],
+        "negative NaN may hide below the min"
+    );
     assert_eq!(keep("f = 3", &parquet), [false]);
     assert_eq!(keep("f = CAST('NaN' AS DOUBLE)", &exact), [true]);
-    assert_eq!(keep("f > 1", &t(BoundsSemantics::exact(), 0.0, f64::NAN)), [true]);
+    assert_eq!(
+        keep("f > 1", &t(BoundsSemantics::exact(), 0.0, f64::NAN)),
+        [true]
+    );
     // A +0.0 minimum may hide a -0.0, which sorts below it.
-    assert_eq!(keep("f < 0", &t(BoundsSemantics::exact(), 0.0, 1.0)), [true]);
+    assert_eq!(
+        keep("f < 0", &t(BoundsSemantics::exact(), 0.0, 1.0)),
+        [true]
+    );
     // A -0.0 maximum may hide a +0.0, which sorts above it.
-    assert_eq!(keep("f >= 0", &t(BoundsSemantics::exact(), -1.0, -0.0)), [true]);
-    assert_eq!(keep("f > 0", &t(BoundsSemantics::exact(), -1.0, -0.0)), [false]);
+    assert_eq!(
+        keep("f >= 0", &t(BoundsSemantics::exact(), -1.0, -0.0)),
+        [true]
+    );
+    assert_eq!(
+        keep("f > 0", &t(BoundsSemantics::exact(), -1.0, -0.0)),
+        [false]
+    );
 }
 
 #[test]
@@ -167,24 +224,35 @@ fn widened_and_malformed_statistics() {
             arrow_array::TimestampNanosecondArray::from(vec![0]).with_timezone("UTC"),
         ) as ArrayRef),
     );
-    let out = Predicate::parse("ts > TIMESTAMP '2000-01-01T00:00:00Z'", &schema()).unwrap().prune(&s);
+    let out = Predicate::parse("ts > TIMESTAMP '2000-01-01T00:00:00Z'", &schema())
+        .unwrap()
+        .prune(&s);
     assert_eq!((out.metrics.kept, out.metrics.unusable_statistics), (1, 1));
     let s = StatisticsTable::new(1).with_column(
         "ts",
-        ColumnStatistics::unknown()
-            .with_max(Arc::new(TimestampMicrosecondArray::from(vec![0]).with_timezone("UTC")) as ArrayRef),
+        ColumnStatistics::unknown().with_max(Arc::new(
+            TimestampMicrosecondArray::from(vec![0]).with_timezone("UTC"),
+        ) as ArrayRef),
     );
-    let out = Predicate::parse("ts > TIMESTAMP '2000-01-01T00:00:00Z'", &schema()).unwrap().prune(&s);
+    let out = Predicate::parse("ts > TIMESTAMP '2000-01-01T00:00:00Z'", &schema())
+        .unwrap()
+        .prune(&s);
     assert_eq!((out.metrics.kept, out.metrics.unusable_statistics), (0, 0));
 }
 
 #[test]
 fn partition_values_are_exact() {
     let s = FileStatistics::builder(3)
-        .with_partition_values("s", Arc::new(StringArray::from(vec![Some("eu"), None, Some("us")])))
+        .with_partition_values(
+            "s",
+            Arc::new(StringArray::from(vec![Some("eu"), None, Some("us")])),
+        )
         .build();
     assert_eq!(keep("s = 'eu'", &s), [true, false, false]);
     assert_eq!(keep("s IS NULL", &s), [false, true, false]);
-    assert_eq!(keep("s IS NOT NULL AND s != 'us'", &s), [true, false, false]);
+    assert_eq!(
+        keep("s IS NOT NULL AND s != 'us'", &s),
+        [true, false, false]
+    );
     assert_eq!(keep("s LIKE 'u%'", &s), [false, false, true]);
 }

@@ -17,7 +17,10 @@ pub fn adds(table: &Path) -> Vec<(String, Value)> {
     let mut commits: Vec<_> = std::fs::read_dir(table.join("_delta_log"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.to_string_lossy().contains("checkpoint"))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && !p.to_string_lossy().contains("checkpoint")
+        })
         .collect();
     commits.sort();
     let mut out = Vec::new();
@@ -25,7 +28,10 @@ pub fn adds(table: &Path) -> Vec<(String, Value)> {
         for line in std::fs::read_to_string(commit).unwrap().lines() {
             let action: Value = serde_json::from_str(line).unwrap();
             if let Some(add) = action.get("add") {
-                let stats = add["stats"].as_str().map(|s| serde_json::from_str(s).unwrap()).unwrap_or(Value::Null);
+                let stats = add["stats"]
+                    .as_str()
+                    .map(|s| serde_json::from_str(s).unwrap())
+                    .unwrap_or(Value::Null);
                 out.push((add["path"].as_str().unwrap().to_string(), stats));
             }
         }
@@ -58,12 +64,24 @@ fn typed(values: Vec<Option<&Value>>, t: &DataType) -> ArrayRef {
 /// File statistics for the given leaf columns (physical paths and types).
 pub fn from_json(adds: &[(String, Value)], columns: &[(&str, DataType)]) -> FileStatistics {
     let n = adds.len();
-    let records: Int64Array = adds.iter().map(|(_, s)| s.get("numRecords").and_then(Value::as_i64)).collect();
-    let tight: BooleanArray = adds.iter().map(|(_, s)| s.get("tightBounds").and_then(Value::as_bool)).collect();
-    let mut b = FileStatistics::builder(n).with_num_records(Arc::new(records)).with_tight_bounds(tight);
+    let records: Int64Array = adds
+        .iter()
+        .map(|(_, s)| s.get("numRecords").and_then(Value::as_i64))
+        .collect();
+    let tight: BooleanArray = adds
+        .iter()
+        .map(|(_, s)| s.get("tightBounds").and_then(Value::as_bool))
+        .collect();
+    let mut b = FileStatistics::builder(n)
+        .with_num_records(Arc::new(records))
+        .with_tight_bounds(tight);
     for (name, t) in columns {
         let path = ColumnPath::from_dotted(name);
-        let get = |key: &str| adds.iter().map(|(_, s)| lookup(s, key, &path)).collect::<Vec<_>>();
+        let get = |key: &str| {
+            adds.iter()
+                .map(|(_, s)| lookup(s, key, &path))
+                .collect::<Vec<_>>()
+        };
         b = b
             .with_min(path.clone(), typed(get("minValues"), t))
             .with_max(path.clone(), typed(get("maxValues"), t))
@@ -73,7 +91,12 @@ pub fn from_json(adds: &[(String, Value)], columns: &[(&str, DataType)]) -> File
 }
 
 /// Delta-writer-like statistics of each batch ("file") for `columns`.
-pub fn from_batches(files: &[RecordBatch], schema: &Schema, columns: &[&str], loose: &[bool]) -> StatisticsTable {
+pub fn from_batches(
+    files: &[RecordBatch],
+    schema: &Schema,
+    columns: &[&str],
+    loose: &[bool],
+) -> StatisticsTable {
     use crate::reference::value_at;
     let n = files.len();
     let mut table = StatisticsTable::new(n);
@@ -83,27 +106,54 @@ pub fn from_batches(files: &[RecordBatch], schema: &Schema, columns: &[&str], lo
         let mut maxs = Vec::new();
         let mut nulls = Vec::new();
         for (f, batch) in files.iter().enumerate() {
-            let values: Vec<Scalar> = (0..batch.num_rows()).map(|r| value_at(batch, &path, r)).collect();
+            let values: Vec<Scalar> = (0..batch.num_rows())
+                .map(|r| value_at(batch, &path, r))
+                .collect();
             let null_count = values.iter().filter(|v| v.is_null()).count() as i64;
             let rows = values.len() as i64;
             // Wide bounds (a DV was added later): the null count may be any
             // number in between and must then be ignored.
-            nulls.push(if loose[f] && rows >= 3 && (1..rows).contains(&(null_count + 1)) { null_count + 1 } else { null_count });
+            nulls.push(
+                if loose[f] && rows >= 3 && (1..rows).contains(&(null_count + 1)) {
+                    null_count + 1
+                } else {
+                    null_count
+                },
+            );
             let mut present: Vec<Scalar> = values
                 .into_iter()
                 .filter(|v| !v.is_null() && !matches!(v, Scalar::Float64(x) if x.is_nan()))
                 .collect();
             present.sort_by(compare);
-            mins.push(present.first().cloned().map(|v| truncate(v, false)).unwrap_or(Scalar::Null));
-            maxs.push(present.last().cloned().map(|v| truncate(v, true)).unwrap_or(Scalar::Null));
+            mins.push(
+                present
+                    .first()
+                    .cloned()
+                    .map(|v| truncate(v, false))
+                    .unwrap_or(Scalar::Null),
+            );
+            maxs.push(
+                present
+                    .last()
+                    .cloned()
+                    .map(|v| truncate(v, true))
+                    .unwrap_or(Scalar::Null),
+            );
         }
         let t = arrow_schema_type(schema, &path);
         let stats = dar_prune::ColumnStatistics::unknown()
             .with_min(to_array(&mins, &t))
             .with_max(to_array(&maxs, &t))
             .with_null_count(Arc::new(Int64Array::from(nulls)))
-            .with_row_count(Arc::new(Int64Array::from(files.iter().map(|b| b.num_rows() as i64).collect::<Vec<_>>())))
-            .with_tight_bounds(BooleanArray::from(loose.iter().map(|l| !l).collect::<Vec<_>>()))
+            .with_row_count(Arc::new(Int64Array::from(
+                files
+                    .iter()
+                    .map(|b| b.num_rows() as i64)
+                    .collect::<Vec<_>>(),
+            )))
+            .with_tight_bounds(BooleanArray::from(
+                loose.iter().map(|l| !l).collect::<Vec<_>>(),
+            ))
             .with_semantics(dar_prune::BoundsSemantics::delta(32));
         table.insert(path, stats);
     }
@@ -111,10 +161,19 @@ pub fn from_batches(files: &[RecordBatch], schema: &Schema, columns: &[&str], lo
 }
 
 fn arrow_schema_type(schema: &Schema, path: &ColumnPath) -> DataType {
-    let mut t = schema.field_with_name(&path.parts()[0]).unwrap().data_type().clone();
+    let mut t = schema
+        .field_with_name(&path.parts()[0])
+        .unwrap()
+        .data_type()
+        .clone();
     for part in &path.parts()[1..] {
         let DataType::Struct(f) = t else { panic!() };
-        t = f.iter().find(|f| f.name() == part).unwrap().data_type().clone();
+        t = f
+            .iter()
+            .find(|f| f.name() == part)
+            .unwrap()
+            .data_type()
+            .clone();
     }
     t
 }
@@ -141,7 +200,11 @@ fn truncate(v: Scalar, is_max: bool) -> Scalar {
         Scalar::Utf8(s) if s.chars().count() > 32 => {
             let prefix: String = s.chars().take(32).collect();
             let tie = ["\u{10FFFD}", "\u{FFFD}", "\u{7F}", ""][s.len() % 4];
-            Scalar::Utf8(if is_max { format!("{prefix}{tie}") } else { prefix })
+            Scalar::Utf8(if is_max {
+                format!("{prefix}{tie}")
+            } else {
+                prefix
+            })
         }
         Scalar::Timestamp(us) => Scalar::Timestamp(us.div_euclid(1000) * 1000),
         other => other,
@@ -149,7 +212,10 @@ fn truncate(v: Scalar, is_max: bool) -> Scalar {
 }
 
 fn to_array(values: &[Scalar], t: &DataType) -> ArrayRef {
-    let parts: Vec<ArrayRef> = values.iter().map(|v| cast(&v.to_array(), t).unwrap()).collect();
+    let parts: Vec<ArrayRef> = values
+        .iter()
+        .map(|v| cast(&v.to_array(), t).unwrap())
+        .collect();
     let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
     arrow_select::concat::concat(&refs).unwrap()
 }

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, RecordBatch, StringArray,
-    StructArray, TimestampMicrosecondArray,
+    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, RecordBatch,
+    StringArray, StructArray, TimestampMicrosecondArray,
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
@@ -26,7 +26,11 @@ pub fn schema() -> SchemaRef {
         Field::new("f", DataType::Float64, true),
         Field::new("s", DataType::Utf8, true),
         Field::new("d", DataType::Date32, true),
-        Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+        Field::new(
+            "ts",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        ),
         Field::new("dec", DataType::Decimal128(10, 2), true),
         Field::new("b", DataType::Boolean, true),
         Field::new("st", DataType::Struct(st_fields()), true),
@@ -44,7 +48,16 @@ fn float() -> BoxedStrategy<f64> {
     .boxed()
 }
 fn string() -> BoxedStrategy<String> {
-    let chars = select(vec!['a', 'b', 'c', 'é', '\u{7F}', '\u{FFFD}', '\u{10000}', '\u{10FFFD}']);
+    let chars = select(vec![
+        'a',
+        'b',
+        'c',
+        'é',
+        '\u{7F}',
+        '\u{FFFD}',
+        '\u{10000}',
+        '\u{10FFFD}',
+    ]);
     prop_oneof![
         3 => prop::collection::vec(select(vec!['a', 'b', 'c']), 0..4).prop_map(|v| v.into_iter().collect()),
         2 => prop::collection::vec(chars, 0..45).prop_map(|v| v.into_iter().collect()),
@@ -56,7 +69,9 @@ fn date() -> BoxedStrategy<i32> {
     (-5i32..30).boxed()
 }
 fn micros() -> BoxedStrategy<i64> {
-    (0i64..8, prop_oneof![Just(0i64), Just(999), 0i64..1000]).prop_map(|(ms, us)| ms * 1000 + us).boxed()
+    (0i64..8, prop_oneof![Just(0i64), Just(999), 0i64..1000])
+        .prop_map(|(ms, us)| ms * 1000 + us)
+        .boxed()
 }
 fn decimal() -> BoxedStrategy<i128> {
     (-2000i128..2000).boxed()
@@ -69,7 +84,10 @@ fn column<T: std::fmt::Debug + Clone + 'static>(
     values: BoxedStrategy<T>,
     order: Order<T>,
 ) -> BoxedStrategy<Vec<Option<T>>> {
-    (prop::collection::vec(prop::option::weighted(0.85, values), rows), any::<bool>())
+    (
+        prop::collection::vec(prop::option::weighted(0.85, values), rows),
+        any::<bool>(),
+    )
         .prop_map(move |(mut v, sort)| {
             if let (true, Some(order)) = (sort, order) {
                 // Clustered data is what lets pruning skip anything at all.
@@ -93,7 +111,10 @@ pub fn batch(max_rows: usize) -> impl Strategy<Value = RecordBatch> {
             column(rows, micros(), Some(Ord::cmp)),
             column(rows, decimal(), Some(Ord::cmp)),
             column(rows, any::<bool>().boxed(), None),
-            (column(rows, int(), Some(Ord::cmp)), prop::collection::vec(prop::bool::weighted(0.9), rows)),
+            (
+                column(rows, int(), Some(Ord::cmp)),
+                prop::collection::vec(prop::bool::weighted(0.9), rows),
+            ),
         )
             .prop_map(|(i, f, s, d, ts, dec, b, (x, st_valid))| {
                 let st = StructArray::new(
@@ -107,7 +128,11 @@ pub fn batch(max_rows: usize) -> impl Strategy<Value = RecordBatch> {
                     Arc::new(StringArray::from(s)),
                     Arc::new(Date32Array::from(d)),
                     Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("UTC")),
-                    Arc::new(Decimal128Array::from(dec).with_precision_and_scale(10, 2).unwrap()),
+                    Arc::new(
+                        Decimal128Array::from(dec)
+                            .with_precision_and_scale(10, 2)
+                            .unwrap(),
+                    ),
                     Arc::new(BooleanArray::from(b)),
                     Arc::new(st),
                 ];
@@ -124,14 +149,27 @@ fn literal(column: &str) -> BoxedStrategy<Scalar> {
         "s" => string().prop_map(Scalar::Utf8).boxed(),
         "d" => date().prop_map(Scalar::Date32).boxed(),
         "ts" => micros().prop_map(Scalar::Timestamp).boxed(),
-        "dec" => decimal().prop_map(|value| Scalar::Decimal128 { value, precision: 10, scale: 2 }).boxed(),
+        "dec" => decimal()
+            .prop_map(|value| Scalar::Decimal128 {
+                value,
+                precision: 10,
+                scale: 2,
+            })
+            .boxed(),
         _ => any::<bool>().prop_map(Scalar::Boolean).boxed(),
     };
     prop_oneof![20 => value, 1 => Just(Scalar::Null)].boxed()
 }
 
 fn op() -> impl Strategy<Value = CmpOp> {
-    select(vec![CmpOp::Eq, CmpOp::NotEq, CmpOp::Lt, CmpOp::LtEq, CmpOp::Gt, CmpOp::GtEq])
+    select(vec![
+        CmpOp::Eq,
+        CmpOp::NotEq,
+        CmpOp::Lt,
+        CmpOp::LtEq,
+        CmpOp::Gt,
+        CmpOp::GtEq,
+    ])
 }
 
 fn leaf() -> BoxedStrategy<Expr> {
@@ -139,15 +177,35 @@ fn leaf() -> BoxedStrategy<Expr> {
         .prop_flat_map(|c| {
             let l = literal(c);
             let mut options: Vec<BoxedStrategy<Expr>> = vec![
-                (op(), l.clone()).prop_map(move |(op, v)| col(c).compare(op, lit(v))).boxed(),
+                (op(), l.clone())
+                    .prop_map(move |(op, v)| col(c).compare(op, lit(v)))
+                    .boxed(),
                 (prop::collection::vec(l.clone(), 1..4), any::<bool>())
                     .prop_map(move |(list, neg)| {
-                        if neg { col(c).not_in_list(list) } else { col(c).in_list(list) }
+                        if neg {
+                            col(c).not_in_list(list)
+                        } else {
+                            col(c).in_list(list)
+                        }
                     })
                     .boxed(),
-                any::<bool>().prop_map(move |neg| if neg { col(c).is_not_null() } else { col(c).is_null() }).boxed(),
+                any::<bool>()
+                    .prop_map(move |neg| {
+                        if neg {
+                            col(c).is_not_null()
+                        } else {
+                            col(c).is_null()
+                        }
+                    })
+                    .boxed(),
                 (l.clone(), l, any::<bool>())
-                    .prop_map(move |(a, b, neg)| if neg { col(c).not_between(a, b) } else { col(c).between(a, b) })
+                    .prop_map(move |(a, b, neg)| {
+                        if neg {
+                            col(c).not_between(a, b)
+                        } else {
+                            col(c).between(a, b)
+                        }
+                    })
                     .boxed(),
             ];
             if c == "s" {
@@ -155,7 +213,11 @@ fn leaf() -> BoxedStrategy<Expr> {
                     (string(), 0usize..6, any::<bool>())
                         .prop_map(|(s, n, neg)| {
                             let p: String = s.chars().take(n).collect();
-                            if neg { col("s").not_starts_with(p) } else { col("s").starts_with(p) }
+                            if neg {
+                                col("s").not_starts_with(p)
+                            } else {
+                                col("s").starts_with(p)
+                            }
                         })
                         .boxed(),
                 );

@@ -1,7 +1,12 @@
 //! Integration tests for dar-prune: exact evaluation against a row-by-row
 //! reference, pruning soundness on real Parquet files, and expectations on
 //! the shared Delta test tables.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests"
+)]
 
 mod delta_stats;
 mod eval_vs_reference;

@@ -29,7 +29,18 @@ fn order(a: &Scalar, b: &Scalar) -> Option<Ordering> {
         (S::Int64(a), S::Int64(b)) => a.cmp(b),
         (S::Float32(a), S::Float32(b)) => a.total_cmp(b),
         (S::Float64(a), S::Float64(b)) => a.total_cmp(b),
-        (S::Decimal128 { value: a, scale: sa, .. }, S::Decimal128 { value: b, scale: sb, .. }) => {
+        (
+            S::Decimal128 {
+                value: a,
+                scale: sa,
+                ..
+            },
+            S::Decimal128 {
+                value: b,
+                scale: sb,
+                ..
+            },
+        ) => {
             assert_eq!(sa, sb, "bound literals share the column scale");
             a.cmp(b)
         }
@@ -83,20 +94,46 @@ pub fn eval_row(e: &Expr, batch: &RecordBatch, row: usize) -> Option<bool> {
         Expr::Literal(Scalar::Boolean(b)) => Some(*b),
         Expr::Literal(_) => None,
         Expr::Compare { left, op, right } => {
-            let Expr::Literal(l) = right.as_ref() else { panic!("bound") };
+            let Expr::Literal(l) = right.as_ref() else {
+                panic!("bound")
+            };
             compare(&value_at(batch, column(left), row), *op, l)
         }
-        Expr::InList { expr, list, negated } => {
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => {
             let v = value_at(batch, column(expr), row);
-            let found = list.iter().fold(Some(false), |acc, l| or(acc, compare(&v, CmpOp::Eq, l)));
+            let mut found = Some(false);
+            for l in list {
+                found = or(found, compare(&v, CmpOp::Eq, l));
+            }
             neg(found, *negated)
         }
-        Expr::IsNull { expr, negated } => Some(value_at(batch, column(expr), row).is_null() != *negated),
-        Expr::Between { expr, low, high, negated } => {
-            let v = value_at(batch, column(expr), row);
-            neg(and(compare(&v, CmpOp::GtEq, low), compare(&v, CmpOp::LtEq, high)), *negated)
+        Expr::IsNull { expr, negated } => {
+            Some(value_at(batch, column(expr), row).is_null() != *negated)
         }
-        Expr::StartsWith { expr, prefix, negated } => match value_at(batch, column(expr), row) {
+        Expr::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } => {
+            let v = value_at(batch, column(expr), row);
+            neg(
+                and(
+                    compare(&v, CmpOp::GtEq, low),
+                    compare(&v, CmpOp::LtEq, high),
+                ),
+                *negated,
+            )
+        }
+        Expr::StartsWith {
+            expr,
+            prefix,
+            negated,
+        } => match value_at(batch, column(expr), row) {
             Scalar::Utf8(s) => neg(Some(s.starts_with(prefix.as_str())), *negated),
             _ => None,
         },

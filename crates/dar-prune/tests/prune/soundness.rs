@@ -5,7 +5,9 @@ use arrow_array::{Array, RecordBatch};
 use bytes::Bytes;
 use dar_prune::{Predicate, RowGroupAccess, access_plan};
 use parquet::arrow::ArrowWriter;
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use proptest::prelude::*;
@@ -31,7 +33,10 @@ pub fn write_parquet(batch: &RecordBatch, rows_per_group: usize, rows_per_page: 
 
 pub fn metadata(file: &Bytes) -> std::sync::Arc<ParquetMetaData> {
     let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Required);
-    ParquetRecordBatchReaderBuilder::try_new_with_options(file.clone(), options).unwrap().metadata().clone()
+    ParquetRecordBatchReaderBuilder::try_new_with_options(file.clone(), options)
+        .unwrap()
+        .metadata()
+        .clone()
 }
 
 /// Per row: is it selected by the plan?
@@ -120,7 +125,12 @@ fn cut_string_maximum_keeps_the_file() {
     use std::sync::Arc;
     let long = format!("{}b", "a".repeat(34)); // 35 bytes: cut without a tie-breaker
     let st = arrow_array::StructArray::new_null(
-        vec![arrow_schema::Field::new("x", arrow_schema::DataType::Int32, true)].into(),
+        vec![arrow_schema::Field::new(
+            "x",
+            arrow_schema::DataType::Int32,
+            true,
+        )]
+        .into(),
         1,
     );
     let b = schema();
@@ -134,10 +144,90 @@ fn cut_string_maximum_keeps_the_file() {
         })
         .collect();
     let batch = RecordBatch::try_new(b.clone(), columns).unwrap();
-    let stats = crate::delta_stats::from_batches(&[batch.clone()], &b, &COLUMNS, &[false]);
-    for text in [format!("s > '{}'", "a".repeat(33)), format!("s = '{long}'"), format!("s LIKE '{}%'", "a".repeat(33))] {
+    let stats =
+        crate::delta_stats::from_batches(std::slice::from_ref(&batch), &b, &COLUMNS, &[false]);
+    for text in [
+        format!("s > '{}'", "a".repeat(33)),
+        format!("s = '{long}'"),
+        format!("s LIKE '{}%'", "a".repeat(33)),
+    ] {
         let p = Predicate::parse(&text, &b).unwrap();
         assert_eq!(p.evaluate(&batch).unwrap().true_count(), 1, "{text}");
         assert_eq!(p.prune(&stats).keep.true_count(), 1, "{text}");
+    }
+}
+
+/// Two columns whose pages start at different rows: the selection keeps
+/// exactly the segments both columns' pages allow.
+#[test]
+fn pages_of_columns_with_different_boundaries() {
+    use std::sync::Arc;
+    let a: Vec<i32> = (0..200).collect();
+    let s: Vec<String> = (0..200)
+        .map(|i| format!("{:03}-{}", i, "x".repeat(20)))
+        .collect();
+    let schema = Arc::new(arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("a", arrow_schema::DataType::Int32, false),
+        arrow_schema::Field::new("s", arrow_schema::DataType::Utf8, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(arrow_array::Int32Array::from(a)),
+            Arc::new(arrow_array::StringArray::from(s)),
+        ],
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_write_batch_size(1)
+        .set_data_page_size_limit(120)
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .build();
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, schema.clone(), Some(props)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let file = Bytes::from(out);
+    let meta = metadata(&file);
+    let offsets = meta.offset_index().unwrap();
+    let starts = |c: usize| -> Vec<i64> {
+        offsets[0][c]
+            .page_locations()
+            .iter()
+            .map(|l| l.first_row_index)
+            .collect()
+    };
+    let (a_pages, s_pages) = (starts(0), starts(1));
+    assert!(
+        a_pages.len() > 2 && s_pages.len() > a_pages.len(),
+        "{a_pages:?} {s_pages:?}"
+    );
+
+    let p = Predicate::parse("a >= 40 AND s < '047'", &schema).unwrap();
+    let plan = access_plan(&p, &meta);
+    let RowGroupAccess::Selection(sel) = &plan.row_groups[0] else {
+        panic!("{plan:?}")
+    };
+    let selected = selected_rows(&plan.row_groups, &meta);
+    let want: Vec<bool> = {
+        // Rows allowed by a's page stats AND by s's page stats.
+        let page_of = |pages: &[i64], r: i64| pages.iter().rposition(|s| *s <= r).unwrap();
+        let a_ok = |r: i64| {
+            let i = page_of(&a_pages, r);
+            let end = a_pages.get(i + 1).copied().unwrap_or(200);
+            end > 40 // the page max of `a` is its last row number, end - 1
+        };
+        let s_ok = |r: i64| {
+            let i = page_of(&s_pages, r);
+            s_pages[i] < 47 // the page min of `s` is its first row's string
+        };
+        (0..200).map(|r| a_ok(r) && s_ok(r)).collect()
+    };
+    assert_eq!(selected, want, "{sel:?}");
+    assert!(plan.page_metrics.pruned > 0);
+    let matches = p.evaluate(&batch).unwrap();
+    for (r, sel) in selected.iter().enumerate().take(47).skip(40) {
+        assert!(matches.value(r) && *sel);
     }
 }
