@@ -151,13 +151,16 @@ impl ScanBuilder {
             }
         }
 
-        let expr = match self.predicate {
-            None => None,
-            Some(PredicateInput::Expr(e)) => Some(e),
-            Some(PredicateInput::Sql(s)) => Some(
-                dar_prune::parse_expr(&s).map_err(|source| ScanError::Predicate { source })?,
-            ),
-        };
+        let expr =
+            match self.predicate {
+                None => None,
+                Some(PredicateInput::Expr(e)) => Some(e),
+                Some(PredicateInput::Sql(s)) => Some(dar_prune::parse_expr(&s).map_err(
+                    |source| ScanError::Predicate {
+                        source: Box::new(source),
+                    },
+                )?),
+            };
         let predicate = expr
             .map(|e| ScanPredicate::new(e, schema, &partition_columns, mode))
             .transpose()?;

@@ -17,7 +17,7 @@ pub enum ScanError {
         uri: String,
         /// The `dar-io` error.
         #[source]
-        source: dar_io::Error,
+        source: Box<dar_io::Error>,
     },
 
     /// The Delta log could not be loaded (or the table uses a feature that
@@ -28,7 +28,7 @@ pub enum ScanError {
         uri: String,
         /// The `dar-log` error.
         #[source]
-        source: dar_log::LogError,
+        source: Box<dar_log::LogError>,
     },
 
     /// A projected column is not in the table schema.
@@ -43,7 +43,7 @@ pub enum ScanError {
     Predicate {
         /// The `dar-prune` error.
         #[source]
-        source: dar_prune::PruneError,
+        source: Box<dar_prune::PruneError>,
     },
 
     /// A scan option is out of range.
@@ -62,7 +62,7 @@ pub enum ScanError {
         path: String,
         /// The `dar-io` error.
         #[source]
-        source: dar_io::Error,
+        source: Box<dar_io::Error>,
     },
 
     /// Decoding a data file failed (corrupt pages, bad footer).
@@ -72,7 +72,7 @@ pub enum ScanError {
         path: String,
         /// The parquet error.
         #[source]
-        source: parquet::errors::ParquetError,
+        source: Box<parquet::errors::ParquetError>,
     },
 
     /// A data file's deletion vector could not be loaded (missing DV file,
@@ -83,11 +83,13 @@ pub enum ScanError {
         path: String,
         /// The `dar-dv` error.
         #[source]
-        source: dar_dv::DvError,
+        source: Box<dar_dv::DvError>,
     },
 
     /// A data file's column cannot be read as the table's column type.
-    #[error("data file '{path}': column '{column}' has type {found} that cannot be read as {expected}")]
+    #[error(
+        "data file '{path}': column '{column}' has type {found} that cannot be read as {expected}"
+    )]
     SchemaMismatch {
         /// The data file's object path.
         path: String,
@@ -117,7 +119,7 @@ pub enum ScanError {
         path: String,
         /// The `dar-prune` error.
         #[source]
-        source: dar_prune::PruneError,
+        source: Box<dar_prune::PruneError>,
     },
 
     /// An Arrow kernel failed while shaping a batch.
@@ -129,7 +131,7 @@ pub enum ScanError {
         path: String,
         /// The arrow error.
         #[source]
-        source: arrow_schema::ArrowError,
+        source: Box<arrow_schema::ArrowError>,
     },
 
     /// A [`crate::ScanTask`] carries data that does not fit the scan (for
@@ -155,7 +157,7 @@ impl ScanError {
         Self::Arrow {
             context,
             path: path.into(),
-            source,
+            source: Box::new(source),
         }
     }
 
@@ -167,16 +169,16 @@ impl ScanError {
             parquet::errors::ParquetError::External(e) => match e.downcast::<dar_io::Error>() {
                 Ok(io) => Self::Io {
                     path: path.to_string(),
-                    source: *io,
+                    source: io,
                 },
                 Err(e) => Self::Parquet {
                     path: path.to_string(),
-                    source: parquet::errors::ParquetError::External(e),
+                    source: Box::new(parquet::errors::ParquetError::External(e)),
                 },
             },
             other => Self::Parquet {
                 path: path.to_string(),
-                source: other,
+                source: Box::new(other),
             },
         }
     }

@@ -35,7 +35,7 @@
 //!     .build()?;
 //! let batches: Vec<_> = plan.execute().try_collect().await?;
 //! let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-//! assert_eq!(rows, 6); // 8 rows survive the deletion vector; 6 are >= 2
+//! assert_eq!(rows, 7); // values 1..=8 survive the deletion vector; 7 are >= 2
 //! println!("{:?}", plan.metrics().snapshot());
 //! # Ok(())
 //! # }

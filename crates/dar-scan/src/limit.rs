@@ -81,7 +81,8 @@ mod tests {
     use super::*;
 
     fn batch(n: i32) -> RecordBatch {
-        RecordBatch::try_from_iter([("a", Arc::new(Int32Array::from_iter_values(0..n)) as _)]).unwrap()
+        RecordBatch::try_from_iter([("a", Arc::new(Int32Array::from_iter_values(0..n)) as _)])
+            .unwrap()
     }
 
     #[tokio::test]
@@ -92,10 +93,16 @@ mod tests {
             .try_collect()
             .await
             .unwrap();
-        assert_eq!(out.iter().map(|b| b.num_rows()).collect::<Vec<_>>(), vec![3, 1]);
+        assert_eq!(
+            out.iter().map(|b| b.num_rows()).collect::<Vec<_>>(),
+            vec![3, 1]
+        );
         assert_eq!(metrics.snapshot().rows_output, 4);
         let inner = futures::stream::iter(vec![Ok(batch(3))]).boxed();
-        let out: Vec<RecordBatch> = LimitStream::new(inner, Some(0), metrics).try_collect().await.unwrap();
+        let out: Vec<RecordBatch> = LimitStream::new(inner, Some(0), metrics)
+            .try_collect()
+            .await
+            .unwrap();
         assert!(out.is_empty());
     }
 }

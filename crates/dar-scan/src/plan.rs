@@ -21,15 +21,10 @@ pub struct ScanPlan {
     tasks: Vec<ScanTask>,
 }
 
-fn open_stream(
-    ctx: ScanContext,
-    task: ScanTask,
-) -> impl std::future::Future<Output = BoxStream<'static, Result<RecordBatch>>> {
-    async move {
-        match stages::open(ctx, task).await {
-            Ok(s) => s,
-            Err(e) => futures::stream::once(futures::future::ready(Err(e))).boxed(),
-        }
+async fn open_stream(ctx: ScanContext, task: ScanTask) -> BoxStream<'static, Result<RecordBatch>> {
+    match stages::open(ctx, task).await {
+        Ok(s) => s,
+        Err(e) => futures::stream::once(futures::future::ready(Err(e))).boxed(),
     }
 }
 
@@ -125,7 +120,9 @@ impl ScanTask {
     /// Runs this one task with `ctx` (the scan's shared context); the
     /// scan's limit applies to this task alone.
     pub fn execute(&self, ctx: &ScanContext) -> BoxStream<'static, Result<RecordBatch>> {
-        let s = open_stream(ctx.clone(), self.clone()).flatten_stream().boxed();
+        let s = open_stream(ctx.clone(), self.clone())
+            .flatten_stream()
+            .boxed();
         LimitStream::new(s, ctx.inner.limit, ctx.inner.metrics.clone()).boxed()
     }
 }

@@ -75,7 +75,9 @@ impl ScanPredicate {
         mode: ColumnMappingMode,
     ) -> Result<Self> {
         let bind = |e: Expr, s: &Schema| {
-            Predicate::try_new(e, s).map_err(|source| ScanError::Predicate { source })
+            Predicate::try_new(e, s).map_err(|source| ScanError::Predicate {
+                source: Box::new(source),
+            })
         };
         let whole = bind(expr, logical)?;
         let mut parts = Vec::new();

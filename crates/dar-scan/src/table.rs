@@ -97,12 +97,11 @@ impl Table {
 
     /// Opens the table at `uri` with `options`.
     pub async fn open_with(uri: &str, options: TableOptions) -> Result<Self> {
-        let store = TableStore::open(uri, options.storage.clone()).map_err(|source| {
-            ScanError::Open {
+        let store =
+            TableStore::open(uri, options.storage.clone()).map_err(|source| ScanError::Open {
                 uri: redact_uri(uri),
-                source,
-            }
-        })?;
+                source: Box::new(source),
+            })?;
         Self::from_store(store, options).await
     }
 
@@ -123,7 +122,7 @@ impl Table {
         };
         let snapshot = builder.build().await.map_err(|source| ScanError::Log {
             uri: uri.clone(),
-            source,
+            source: Box::new(source),
         })?;
         let dv_cache = Arc::new(DvCache::new(
             options.dv_cache_bytes.unwrap_or(DEFAULT_DV_CACHE_BYTES),
@@ -140,7 +139,7 @@ impl Table {
     ) -> Result<Self> {
         let schema = snapshot.arrow_schema().map_err(|source| ScanError::Log {
             uri: uri.clone(),
-            source,
+            source: Box::new(source),
         })?;
         Ok(Self {
             uri,
@@ -161,7 +160,7 @@ impl Table {
             .await
             .map_err(|source| ScanError::Log {
                 uri: self.uri.clone(),
-                source,
+                source: Box::new(source),
             })?;
         *self = Self::assemble(
             self.uri.clone(),
@@ -213,7 +212,7 @@ impl Table {
     pub(crate) fn log_error(&self, source: dar_log::LogError) -> ScanError {
         ScanError::Log {
             uri: self.uri.clone(),
-            source,
+            source: Box::new(source),
         }
     }
 

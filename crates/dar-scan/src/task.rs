@@ -270,7 +270,10 @@ mod tests {
             columns: vec![],
             access: Some(FileAccess {
                 row_groups: vec![0, 2],
-                selection: Some(vec![SelectionRun { skip: true, rows: 3 }]),
+                selection: Some(vec![SelectionRun {
+                    skip: true,
+                    rows: 3,
+                }]),
             }),
         };
         let json = serde_json::to_string(&task).unwrap();
@@ -278,7 +281,8 @@ mod tests {
         assert_eq!(back, task);
         assert_eq!(task.live_rows(), Some(3));
         assert!(matches!(
-            back.partition_value("d").and_then(PartitionValue::to_scalar),
+            back.partition_value("d")
+                .and_then(PartitionValue::to_scalar),
             Some(Scalar::Decimal128 { scale: 3, .. })
         ));
     }

@@ -266,21 +266,32 @@ mod tests {
         let out = adapter()
             .array("x", &a, &Field::new("x", DataType::Int64, true))
             .unwrap();
-        assert_eq!(out.as_primitive::<arrow_array::types::Int64Type>().value(2), -3);
+        assert_eq!(
+            out.as_primitive::<arrow_array::types::Int64Type>().value(2),
+            -3
+        );
         let d: ArrayRef = Arc::new(Date32Array::from(vec![1]));
         let out = adapter()
-            .array("d", &d, &Field::new("d", DataType::Timestamp(TimeUnit::Microsecond, None), true))
+            .array(
+                "d",
+                &d,
+                &Field::new("d", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+            )
             .unwrap();
         assert_eq!(
-            out.as_primitive::<arrow_array::types::TimestampMicrosecondType>().value(0),
+            out.as_primitive::<arrow_array::types::TimestampMicrosecondType>()
+                .value(0),
             86_400_000_000
         );
         let ns: ArrayRef = Arc::new(TimestampNanosecondArray::from(vec![1_234_000]));
         let to = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
-        let out = adapter().array("t", &ns, &Field::new("t", to.clone(), true)).unwrap();
+        let out = adapter()
+            .array("t", &ns, &Field::new("t", to.clone(), true))
+            .unwrap();
         assert_eq!(out.data_type(), &to);
         assert_eq!(
-            out.as_primitive::<arrow_array::types::TimestampMicrosecondType>().value(0),
+            out.as_primitive::<arrow_array::types::TimestampMicrosecondType>()
+                .value(0),
             1234
         );
     }
@@ -295,9 +306,18 @@ mod tests {
         assert!(msg.contains("f.parquet") && msg.contains("'x'"), "{msg}");
         assert!(!leaf_cast_allowed(&DataType::Int64, &DataType::Int32));
         assert!(!leaf_cast_allowed(&DataType::Int64, &DataType::Float64));
-        assert!(leaf_cast_allowed(&DataType::Int32, &DataType::Decimal128(10, 0)));
-        assert!(!leaf_cast_allowed(&DataType::Int32, &DataType::Decimal128(10, 1)));
-        assert!(!leaf_cast_allowed(&DataType::Decimal128(5, 2), &DataType::Decimal128(5, 3)));
+        assert!(leaf_cast_allowed(
+            &DataType::Int32,
+            &DataType::Decimal128(10, 0)
+        ));
+        assert!(!leaf_cast_allowed(
+            &DataType::Int32,
+            &DataType::Decimal128(10, 1)
+        ));
+        assert!(!leaf_cast_allowed(
+            &DataType::Decimal128(5, 2),
+            &DataType::Decimal128(5, 3)
+        ));
     }
 
     #[test]
@@ -328,6 +348,11 @@ mod tests {
         let s = out.as_struct();
         assert_eq!(s.column(0).as_string::<i32>().value(1), "y");
         assert_eq!(s.column(1).null_count(), 2);
-        assert_eq!(s.column(2).as_primitive::<arrow_array::types::Int64Type>().value(0), 1);
+        assert_eq!(
+            s.column(2)
+                .as_primitive::<arrow_array::types::Int64Type>()
+                .value(0),
+            1
+        );
     }
 }

@@ -81,19 +81,37 @@ mod tests {
         );
         let file = Fields::from(vec![
             Field::new("A", DataType::Int32, true),
-            meta(Field::new("col-1", DataType::Int32, true), &[(FIELD_ID_KEY, "3")]),
-            meta(Field::new("x", DataType::Int32, true), &[(FIELD_ID_KEY, "7")]),
+            meta(
+                Field::new("col-1", DataType::Int32, true),
+                &[(FIELD_ID_KEY, "3")],
+            ),
+            meta(
+                Field::new("x", DataType::Int32, true),
+                &[(FIELD_ID_KEY, "7")],
+            ),
         ]);
-        assert_eq!(find_field(&logical, &file, ColumnMappingMode::None), Some(0));
-        assert_eq!(find_field(&logical, &file, ColumnMappingMode::Name), Some(1));
+        assert_eq!(
+            find_field(&logical, &file, ColumnMappingMode::None),
+            Some(0)
+        );
+        assert_eq!(
+            find_field(&logical, &file, ColumnMappingMode::Name),
+            Some(1)
+        );
         assert_eq!(find_field(&logical, &file, ColumnMappingMode::Id), Some(2));
         let no_ids = Fields::from(vec![Field::new("col-1", DataType::Int32, true)]);
-        assert_eq!(find_field(&logical, &no_ids, ColumnMappingMode::Id), Some(0));
+        assert_eq!(
+            find_field(&logical, &no_ids, ColumnMappingMode::Id),
+            Some(0)
+        );
         let ambiguous = Fields::from(vec![
             Field::new("A", DataType::Int32, true),
             Field::new("a_", DataType::Int32, true),
             Field::new("a", DataType::Int32, true),
         ]);
-        assert_eq!(find_field(&logical, &ambiguous, ColumnMappingMode::None), Some(2));
+        assert_eq!(
+            find_field(&logical, &ambiguous, ColumnMappingMode::None),
+            Some(2)
+        );
     }
 }

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, UInt32Array, new_null_array};
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampMicrosecondType;
+use arrow_array::{ArrayRef, UInt32Array, new_null_array};
 use arrow_schema::{DataType, TimeUnit};
 
 use crate::error::{Result, ScanError};
@@ -36,12 +36,17 @@ pub(crate) fn constant_column(
         one
     } else {
         match (one.data_type(), data_type) {
-            (DataType::Timestamp(TimeUnit::Microsecond, _), DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
+            (
+                DataType::Timestamp(TimeUnit::Microsecond, _),
+                DataType::Timestamp(TimeUnit::Microsecond, tz),
+            ) => {
                 let v = one.as_primitive::<TimestampMicrosecondType>().clone();
                 Arc::new(v.with_timezone_opt(tz.clone())) as ArrayRef
             }
             (found, expected) => {
-                return Err(invalid(format!("value of type {found} for a {expected} column")));
+                return Err(invalid(format!(
+                    "value of type {found} for a {expected} column"
+                )));
             }
         }
     };
@@ -59,7 +64,14 @@ mod tests {
 
     #[test]
     fn constants() {
-        let a = constant_column("f", "p", &PartitionValue::String("x".into()), &DataType::Utf8, 3).unwrap();
+        let a = constant_column(
+            "f",
+            "p",
+            &PartitionValue::String("x".into()),
+            &DataType::Utf8,
+            3,
+        )
+        .unwrap();
         assert_eq!(a.len(), 3);
         assert_eq!(a.as_string::<i32>().value(2), "x");
         let t = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
@@ -67,7 +79,8 @@ mod tests {
         assert_eq!(a.data_type(), &t);
         let a = constant_column("f", "p", &PartitionValue::Null, &DataType::Int32, 2).unwrap();
         assert_eq!(a.null_count(), 2);
-        let err = constant_column("f", "p", &PartitionValue::Long(1), &DataType::Utf8, 1).unwrap_err();
+        let err =
+            constant_column("f", "p", &PartitionValue::Long(1), &DataType::Utf8, 1).unwrap_err();
         assert!(err.to_string().contains("partition column 'p'"));
     }
 }

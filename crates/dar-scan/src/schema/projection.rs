@@ -31,7 +31,12 @@ impl OutputColumn {
                     _ => return Err(unknown()),
                 }
             }
-            found = Some(current.iter().find(|f| f.name() == part).ok_or_else(unknown)?);
+            found = Some(
+                current
+                    .iter()
+                    .find(|f| f.name() == part)
+                    .ok_or_else(unknown)?,
+            );
         }
         let field = found.ok_or_else(unknown)?;
         Ok(Self {

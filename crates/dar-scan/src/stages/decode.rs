@@ -37,9 +37,7 @@ use crate::task::{FileAccess, ScanTask};
 /// Rows of `mask` that are `true` (NULL counts as not passing).
 fn definitely_true(mask: BooleanArray) -> BooleanArray {
     match mask.nulls() {
-        Some(n) if n.null_count() > 0 => {
-            BooleanArray::new(mask.values() & n.inner(), None)
-        }
+        Some(n) if n.null_count() > 0 => BooleanArray::new(mask.values() & n.inner(), None),
         _ => mask,
     }
 }
@@ -67,16 +65,22 @@ impl Shaper {
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.read_fields.len());
         for f in &self.read_fields {
             let column = if self.ctx.is_partition(f.name()) {
-                let value = self.task.partition_value(f.name()).ok_or_else(|| {
-                    ScanError::InvalidTask {
-                        path: path.to_string(),
-                        reason: format!("no value for partition column '{}'", f.name()),
-                    }
-                })?;
+                let value =
+                    self.task
+                        .partition_value(f.name())
+                        .ok_or_else(|| ScanError::InvalidTask {
+                            path: path.to_string(),
+                            reason: format!("no value for partition column '{}'", f.name()),
+                        })?;
                 constant_column(path, f.name(), value, f.data_type(), rows)?
             } else {
                 let fields = file_batch.schema_ref().fields().clone();
-                let mut c = adapter.columns(&fields, file_batch.columns(), std::slice::from_ref(f), rows)?;
+                let mut c = adapter.columns(
+                    &fields,
+                    file_batch.columns(),
+                    std::slice::from_ref(f),
+                    rows,
+                )?;
                 c.pop().ok_or_else(|| ScanError::InvalidTask {
                     path: path.to_string(),
                     reason: format!("column '{}' was not adapted", f.name()),
@@ -85,21 +89,24 @@ impl Shaper {
             columns.push(column);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
-        let mut batch = RecordBatch::try_new_with_options(Arc::clone(&self.read_schema), columns, &options)
-            .map_err(|e| ScanError::arrow("assembling a read batch", path, e))?;
+        let mut batch =
+            RecordBatch::try_new_with_options(Arc::clone(&self.read_schema), columns, &options)
+                .map_err(|e| ScanError::arrow("assembling a read batch", path, e))?;
         drop(_t);
         if !self.residual.is_empty() {
             let _t = inner.metrics.time(Stage::Residual);
             for p in &self.residual {
                 let mask = p.evaluate(&batch).map_err(|source| ScanError::Evaluate {
                     path: path.to_string(),
-                    source,
+                    source: Box::new(source),
                 })?;
                 let mask = definitely_true(mask);
                 batch = arrow_select::filter::filter_record_batch(&batch, &mask)
                     .map_err(|e| ScanError::arrow("filtering a batch", path, e))?;
             }
-            inner.metrics.add_rows_filtered((rows - batch.num_rows()) as u64);
+            inner
+                .metrics
+                .add_rows_filtered((rows - batch.num_rows()) as u64);
         }
         if batch.num_rows() == 0 {
             return Ok(None);
@@ -110,8 +117,9 @@ impl Shaper {
             .map(|c| c.extract(&batch, path))
             .collect::<Result<Vec<_>>>()?;
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        let out = RecordBatch::try_new_with_options(Arc::clone(&inner.output_schema), columns, &options)
-            .map_err(|e| ScanError::arrow("assembling an output batch", path, e))?;
+        let out =
+            RecordBatch::try_new_with_options(Arc::clone(&inner.output_schema), columns, &options)
+                .map_err(|e| ScanError::arrow("assembling an output batch", path, e))?;
         Ok(Some(out))
     }
 }
@@ -141,8 +149,9 @@ pub(crate) fn stream(
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let inner = &ctx.inner;
     let path = task.object_path.clone();
-    let arrow_md = ArrowReaderMetadata::try_new(Arc::clone(&footer.metadata), ArrowReaderOptions::new())
-        .map_err(|e| ScanError::parquet(&path, e))?;
+    let arrow_md =
+        ArrowReaderMetadata::try_new(Arc::clone(&footer.metadata), ArrowReaderOptions::new())
+            .map_err(|e| ScanError::parquet(&path, e))?;
     let file_fields = arrow_md.schema().fields().clone();
     let parquet_schema = arrow_md.metadata().file_metadata().schema_descr_ptr();
 
@@ -184,7 +193,8 @@ pub(crate) fn stream(
                         .columns(batch.schema_ref().fields(), batch.columns(), &targets, rows)
                         .map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
                     let options = RecordBatchOptions::new().with_row_count(Some(rows));
-                    let logical = RecordBatch::try_new_with_options(Arc::clone(&schema), cols, &options)?;
+                    let logical =
+                        RecordBatch::try_new_with_options(Arc::clone(&schema), cols, &options)?;
                     let mask = data
                         .evaluate(&logical)
                         .map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
@@ -192,7 +202,9 @@ pub(crate) fn stream(
                     metrics.add_rows_filtered((rows - mask.true_count()) as u64);
                     Ok(mask)
                 };
-                filter = Some(RowFilter::new(vec![Box::new(ArrowPredicateFn::new(mask, f))]));
+                filter = Some(RowFilter::new(vec![Box::new(ArrowPredicateFn::new(
+                    mask, f,
+                ))]));
             } else {
                 residual.push(data.clone());
                 residual_roots.extend(p.data_roots.iter().cloned());
@@ -207,9 +219,7 @@ pub(crate) fn stream(
     let read_fields: Vec<FieldRef> = inner
         .fields
         .iter()
-        .filter(|f| {
-            inner.projection_roots.contains(f.name()) || residual_roots.contains(f.name())
-        })
+        .filter(|f| inner.projection_roots.contains(f.name()) || residual_roots.contains(f.name()))
         .cloned()
         .collect();
     let mut roots: Vec<usize> = read_fields.iter().filter_map(&file_root).collect();

@@ -24,7 +24,7 @@ pub(crate) async fn load(
     };
     let err = |source| ScanError::DeletionVector {
         path: task.object_path.clone(),
-        source,
+        source: Box::new(source),
     };
     let dv = DvDescriptor::try_new(
         &info.storage_type,

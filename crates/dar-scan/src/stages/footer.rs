@@ -36,7 +36,7 @@ impl Footer {
             .await
             .map_err(|source| ScanError::Io {
                 path: task.object_path.clone(),
-                source,
+                source: Box::new(source),
             })?;
         metrics.add_files_read(1);
         metrics.add_row_groups_total(metadata.num_row_groups() as u64);

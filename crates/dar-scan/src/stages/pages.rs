@@ -32,9 +32,11 @@ fn page_index_pays_off(footer: &Footer, plan: &RowGroupPlan, columns: &[Vec<Stri
         .zip(&plan.access)
         .filter(|(_, a)| **a == RowGroupAccess::Scan)
         .any(|(rg, _)| {
-            leaves
-                .iter()
-                .any(|l| rg.columns().get(*l).is_some_and(|c| c.column_index_offset().is_some()))
+            leaves.iter().any(|l| {
+                rg.columns()
+                    .get(*l)
+                    .is_some_and(|c| c.column_index_offset().is_some())
+            })
         })
 }
 
@@ -45,7 +47,12 @@ pub(crate) async fn prune_pages(
     footer: &mut Footer,
     plan: &mut RowGroupPlan,
 ) -> Result<()> {
-    let Some(predicate) = ctx.inner.predicate.as_ref().and_then(|p| p.physical.as_ref()) else {
+    let Some(predicate) = ctx
+        .inner
+        .predicate
+        .as_ref()
+        .and_then(|p| p.physical.as_ref())
+    else {
         return Ok(());
     };
     let columns: Vec<Vec<String>> = predicate
@@ -59,14 +66,15 @@ pub(crate) async fn prune_pages(
     let metrics = &ctx.inner.metrics;
     if footer.metadata.column_index().is_none() || footer.metadata.offset_index().is_none() {
         let _t = metrics.time(Stage::PageIndex);
-        let options = ArrowReaderOptions::new().with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
+        let options = ArrowReaderOptions::new()
+            .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
         footer.metadata = footer
             .reader
             .load_metadata(Some(&options))
             .await
             .map_err(|source| ScanError::Io {
                 path: path.to_string(),
-                source,
+                source: Box::new(source),
             })?;
     }
     let _t = metrics.time(Stage::Pages);

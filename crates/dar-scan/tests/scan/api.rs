@@ -1,1 +1,228 @@
+//! The scan API: projection, limit, counts, tasks as data, metrics,
+//! options, time travel and refresh.
 
+use std::path::Path;
+
+use dar_io::ObjectClass;
+use dar_scan::{ScanError, ScanTask, Table};
+use futures::{StreamExt, TryStreamExt};
+
+use super::common::*;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn projection_in_caller_order_with_nested_fields() {
+    let Some(path) = table_path("kernel/stats-writing-all-types/delta") else {
+        return;
+    };
+    let t = open(&path).await;
+    let plan = t
+        .scan()
+        .with_columns(["string_col", "nested_struct.inner_string", "byte_col"])
+        .build()
+        .unwrap();
+    let names: Vec<_> = plan
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(
+        names,
+        ["string_col", "nested_struct.inner_string", "byte_col"]
+    );
+    let batches = collect(&plan).await;
+    assert_eq!(batches[0].schema().fields().len(), 3);
+    assert_eq!(num_rows(&batches), 4);
+    let err = t.scan().with_columns(["nope"]).build().unwrap_err();
+    assert!(matches!(err, ScanError::UnknownColumn { .. }), "{err}");
+    let err = t.scan().with_columns(["string_col.x"]).build().unwrap_err();
+    assert!(matches!(err, ScanError::UnknownColumn { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn limit_stops_after_the_first_file() {
+    let Some(path) = table_path("kernel/v2-checkpoints-json-with-sidecars") else {
+        return;
+    };
+    let t = open(&path).await;
+    assert!(t.snapshot().num_files() > 10);
+    let plan = t.scan().with_limit(1).build().unwrap();
+    let batches = collect(&plan).await;
+    assert_eq!(num_rows(&batches), 1);
+    let m = plan.metrics().snapshot();
+    assert_eq!(m.files_read, 1, "{m:?}");
+    assert_eq!(m.rows_output, 1);
+    // Local files: one footer request, one page request at most.
+    assert!(m.io.class(ObjectClass::Footer).requests <= 1, "{m:?}");
+    // A limit larger than a file spans files; LIMIT 0 reads nothing.
+    let plan = t.scan().with_limit(700).build().unwrap();
+    assert_eq!(num_rows(&collect(&plan).await), 700);
+    let plan = t.scan().with_limit(0).build().unwrap();
+    assert_eq!(num_rows(&collect(&plan).await), 0);
+    assert_eq!(plan.metrics().snapshot().files_read, 0);
+}
+
+#[tokio::test]
+async fn count_is_answered_from_the_log() {
+    let Some(path) = table_path("kernel/table-with-dv-small") else {
+        return;
+    };
+    let t = open(&path).await;
+    let plan = t.scan().with_columns(Vec::<String>::new()).build().unwrap();
+    let batches = collect(&plan).await;
+    assert_eq!(num_rows(&batches), 8);
+    assert_eq!(batches[0].num_columns(), 0);
+    let m = plan.metrics().snapshot();
+    assert_eq!((m.files_read, m.files_answered_from_log), (0, 1));
+    assert_eq!(m.io.requests(), 0, "no request at all: {m:?}");
+    // With a predicate the data is read.
+    let plan = t
+        .scan()
+        .with_columns(Vec::<String>::new())
+        .with_predicate_sql("value < 5")
+        .build()
+        .unwrap();
+    assert_eq!(num_rows(&collect(&plan).await), 4);
+    assert_eq!(plan.metrics().snapshot().files_read, 1);
+}
+
+#[tokio::test]
+async fn tasks_are_plain_data_that_execute_anywhere() {
+    let Some(path) = table_path("kernel/basic_partitioned") else {
+        return;
+    };
+    let t = open(&path).await;
+    let plan = t.scan().with_predicate_sql("number > 1").build().unwrap();
+    let expected = rows(&collect(&plan).await);
+    let json = serde_json::to_string(plan.tasks()).unwrap();
+    let tasks: Vec<ScanTask> = serde_json::from_str(&json).unwrap();
+    assert_eq!(tasks, plan.tasks());
+    // Execute each task separately, in reverse, with a fresh context.
+    let ctx_plan = t.scan().with_predicate_sql("number > 1").build().unwrap();
+    let mut got = Vec::new();
+    for task in tasks.iter().rev() {
+        got.extend(
+            task.execute(ctx_plan.context())
+                .try_collect::<Vec<_>>()
+                .await
+                .unwrap(),
+        );
+    }
+    assert_eq!(rows(&got), expected);
+    // Resolved tasks carry their row groups and still give the same rows.
+    let resolved = plan.clone().resolve().await.unwrap();
+    assert!(resolved.tasks().iter().all(|t| t.access.is_some()));
+    let json = serde_json::to_string(resolved.tasks()).unwrap();
+    assert!(json.contains("row_groups"));
+    assert_eq!(rows(&collect(&resolved).await), expected);
+}
+
+#[tokio::test]
+async fn unordered_small_batches_and_concurrency_give_the_same_rows() {
+    let Some(path) = table_path("kernel/parsed-stats") else {
+        return;
+    };
+    let t = open(&path).await;
+    let expected = rows(&collect(&t.scan().build().unwrap()).await);
+    let plan = t
+        .scan()
+        .with_ordered(false)
+        .with_concurrency(3)
+        .with_batch_size(7)
+        .build()
+        .unwrap();
+    let batches = collect(&plan).await;
+    assert!(batches.iter().all(|b| b.num_rows() <= 7));
+    assert_eq!(rows(&batches), expected);
+    let err = t.scan().with_batch_size(0).build().unwrap_err();
+    assert!(matches!(
+        err,
+        ScanError::InvalidOption {
+            option: "batch_size",
+            ..
+        }
+    ));
+    let err = t.scan().with_predicate_sql("nope = 1").build().unwrap_err();
+    assert!(matches!(err, ScanError::Predicate { .. }), "{err}");
+    let err = t.scan().with_predicate_sql("id = 'x'").build().unwrap_err();
+    assert!(matches!(err, ScanError::Predicate { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn pruning_is_measured() {
+    let Some(path) = table_path("kernel/parsed-stats") else {
+        return;
+    };
+    let t = open(&path).await;
+    let plan = t
+        .scan()
+        .with_predicate(dar_scan::col("id").eq(dar_scan::lit(150i64)))
+        .build()
+        .unwrap();
+    assert!(plan.tasks().len() < t.snapshot().num_files());
+    let batches = collect(&plan).await;
+    assert_eq!(num_rows(&batches), 1);
+    let m = plan.metrics().snapshot();
+    assert!(m.files_pruned > 0, "{m:?}");
+    assert_eq!(m.files_total, t.snapshot().num_files() as u64);
+    assert_eq!(m.rows_output, 1);
+    assert!(m.time(dar_scan::Stage::Decode) > std::time::Duration::ZERO);
+
+    let Some(path) = table_path("kernel/parquet_row_group_skipping") else {
+        return;
+    };
+    let t = open(&path).await;
+    let plan = t
+        .scan()
+        .with_predicate_sql("numeric.ints.int64 > 2000000000")
+        .build()
+        .unwrap();
+    let n = num_rows(&collect(&plan).await);
+    let m = plan.metrics().snapshot();
+    assert!(m.row_groups_pruned > 0 || m.files_pruned > 0, "{m:?}");
+    assert_eq!(n, 0);
+    let plan = t
+        .scan()
+        .with_predicate_sql("numeric.ints.int64 > 1000000002")
+        .build()
+        .unwrap();
+    assert_eq!(num_rows(&collect(&plan).await), 2);
+    assert_eq!(plan.metrics().snapshot().rows_filtered, 3);
+}
+
+#[tokio::test]
+async fn time_travel_and_refresh() {
+    let Some(path) = table_path("kernel/basic_partitioned") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&path, dir.path());
+    let latest = dir.path().join("_delta_log/00000000000000000001.json");
+    let saved = std::fs::read(&latest).unwrap();
+    std::fs::remove_file(&latest).unwrap();
+    let mut t = Table::open(dir.path().to_str().unwrap()).await.unwrap();
+    assert_eq!(t.version(), 0);
+    let v0 = num_rows(&collect(&t.scan().build().unwrap()).await);
+    std::fs::write(&latest, saved).unwrap();
+    t.refresh().await.unwrap();
+    assert_eq!(t.version(), 1);
+    assert_eq!(num_rows(&collect(&t.scan().build().unwrap()).await), 6);
+    let old = open_version(dir.path(), 0).await;
+    assert_eq!(num_rows(&collect(&old.scan().build().unwrap()).await), v0);
+    // The stream is a normal futures stream (pull one batch).
+    let mut s = old.scan().build().unwrap().execute();
+    assert!(s.next().await.unwrap().unwrap().num_rows() > 0);
+}

@@ -18,9 +18,12 @@ pub async fn open(path: &Path) -> Table {
 }
 
 pub async fn open_version(path: &Path, version: u64) -> Table {
-    Table::open_with(path.to_str().unwrap(), TableOptions::new().with_version(version))
-        .await
-        .unwrap()
+    Table::open_with(
+        path.to_str().unwrap(),
+        TableOptions::new().with_version(version),
+    )
+    .await
+    .unwrap()
 }
 
 pub async fn collect(plan: &ScanPlan) -> Vec<RecordBatch> {
@@ -47,22 +50,15 @@ pub fn rows(batches: &[RecordBatch]) -> Vec<String> {
         for r in 0..b.num_rows() {
             let cells: Vec<String> = order
                 .iter()
-                .map(|c| format!("{}={}", schema.field(*c).name(), format_array(b.column(*c), r)))
+                .map(|c| {
+                    format!(
+                        "{}={}",
+                        schema.field(*c).name(),
+                        format_array(b.column(*c), r)
+                    )
+                })
                 .collect();
             out.push(cells.join(", "));
-        }
-    }
-    out.sort();
-    out
-}
-
-/// Sorted values of one column, rendered.
-pub fn column_values(batches: &[RecordBatch], name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for b in batches {
-        let c = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
-        for r in 0..b.num_rows() {
-            out.push(format_array(c, r));
         }
     }
     out.sort();
@@ -99,9 +95,4 @@ pub fn read_parquet(path: &Path) -> Vec<RecordBatch> {
         .build()
         .unwrap();
     reader.collect::<Result<Vec<_>, _>>().unwrap()
-}
-
-#[allow(dead_code, reason = "used by some modules only")]
-pub fn null_count(batches: &[RecordBatch], name: &str) -> usize {
-    batches.iter().map(|b| b.column_by_name(name).unwrap().null_count()).sum()
 }

@@ -13,27 +13,49 @@ async fn check_version(case: &Path, version: Option<u64>, expected_dir: &str) {
     };
     let plan = table.scan().build().unwrap();
     let got = collect(&plan).await;
-    let target: Vec<arrow_schema::Field> =
-        table.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
-    let expected: Vec<_> = read_parquet(&case.join("expected").join(expected_dir).join("table_content.parquet"))
+    let target: Vec<arrow_schema::Field> = table
+        .schema()
+        .fields()
         .iter()
-        .map(|b| cast_like(b, &target))
+        .map(|f| f.as_ref().clone())
         .collect();
+    let expected: Vec<_> = read_parquet(
+        &case
+            .join("expected")
+            .join(expected_dir)
+            .join("table_content.parquet"),
+    )
+    .iter()
+    .map(|b| cast_like(b, &target))
+    .collect();
     let got_rows = rows(&got);
     let expected_rows = rows(&expected);
     assert_eq!(
-        got_rows, expected_rows,
+        got_rows,
+        expected_rows,
         "{} at {expected_dir}: rows differ",
         case.display()
     );
-    assert_eq!(num_rows(&got), plan.metrics().snapshot().rows_output as usize);
+    assert_eq!(
+        num_rows(&got),
+        plan.metrics().snapshot().rows_output as usize
+    );
 }
 
 async fn check_case(name: &str) {
-    let Some(case) = table_path(&format!("dat/{name}")) else { return };
+    let Some(case) = table_path(&format!("dat/{name}")) else {
+        return;
+    };
     let mut versions: Vec<u64> = std::fs::read_dir(case.join("expected"))
         .unwrap()
-        .filter_map(|e| e.unwrap().file_name().to_str()?.strip_prefix('v')?.parse().ok())
+        .filter_map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_str()?
+                .strip_prefix('v')?
+                .parse()
+                .ok()
+        })
         .collect();
     versions.sort_unstable();
     assert!(!versions.is_empty());

@@ -1,7 +1,12 @@
 //! Integration tests of dar-scan: every shared test table, the scan API,
 //! bad input, and a randomized equivalence test.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "tests")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests"
+)]
 
 mod api;
 mod bad_input;
