@@ -77,35 +77,39 @@ pub(crate) fn parse_decimal(text: &str, precision: u8, scale: u8) -> Option<i128
         None => 0,
     };
     // value = digits * 10^(exponent - frac_len); scaled = value * 10^scale.
-    let digits = int_part.bytes().chain(frac_part.bytes());
-    let significant: Vec<u8> = digits.skip_while(|b| *b == b'0').collect();
-    if significant.is_empty() {
+    let digits = || int_part.bytes().chain(frac_part.bytes());
+    let leading_zeros = digits().take_while(|b| *b == b'0').count();
+    let significant = int_part.len() + frac_part.len() - leading_zeros;
+    if significant == 0 {
         return Some(0);
     }
     let frac_len = i64::try_from(frac_part.len()).ok()?;
     let shift = exponent
         .checked_sub(frac_len)?
         .checked_add(i64::from(scale))?;
-    let kept: &[u8] = if shift < 0 {
+    // A negative shift drops that many trailing digits, which must be zeros.
+    let kept = if shift < 0 {
         let drop = usize::try_from(shift.unsigned_abs()).ok()?;
-        if drop >= significant.len() {
+        if drop >= significant {
             // Every significant digit lies below the scale: not representable.
             return None;
         }
-        let (kept, dropped) = significant.split_at(significant.len() - drop);
-        if dropped.iter().any(|b| *b != b'0') {
+        if digits()
+            .skip(leading_zeros + significant - drop)
+            .any(|b| b != b'0')
+        {
             return None;
         }
-        kept
+        significant - drop
     } else {
-        &significant
+        significant
     };
     let shift = u32::try_from(shift.max(0)).ok()?;
-    if kept.len() + shift as usize > usize::from(precision) {
+    if kept + shift as usize > usize::from(precision) {
         return None;
     }
     let mut value: i128 = 0;
-    for b in kept {
+    for b in digits().skip(leading_zeros).take(kept) {
         value = value * 10 + i128::from(b - b'0');
     }
     value = value.checked_mul(10i128.checked_pow(shift)?)?;
@@ -240,20 +244,18 @@ fn parse_zone(zone: &str) -> Option<Option<i64>> {
         Some(b'-') => -1,
         Some(_) => return None,
     };
-    let parts: Vec<&[u8]> = match b.len() {
-        3 => vec![&b[1..3]],                           // +HH
-        5 => vec![&b[1..3], &b[3..5]],                 // +HHMM
-        6 if b[3] == b':' => vec![&b[1..3], &b[4..6]], // +HH:MM
-        9 if b[3] == b':' && b[6] == b':' => vec![&b[1..3], &b[4..6], &b[7..9]],
+    // (hours, minutes, seconds) byte ranges for each accepted layout.
+    let (h, m, sec): (&[u8], &[u8], &[u8]) = match b.len() {
+        3 => (&b[1..3], b"00", b"00"),                    // +HH
+        5 => (&b[1..3], &b[3..5], b"00"),                 // +HHMM
+        6 if b[3] == b':' => (&b[1..3], &b[4..6], b"00"), // +HH:MM
+        9 if b[3] == b':' && b[6] == b':' => (&b[1..3], &b[4..6], &b[7..9]), // +HH:MM:SS
         _ => return None,
     };
-    let mut seconds = 0i64;
-    for (i, part) in parts.iter().enumerate() {
-        let v = i64::from(two_digits(part)?);
-        if (i == 0 && v > 18) || (i > 0 && v > 59) {
-            return None;
-        }
-        seconds += v * [3600, 60, 1][i];
+    let (h, m, sec) = (two_digits(h)?, two_digits(m)?, two_digits(sec)?);
+    if h > 18 || m > 59 || sec > 59 {
+        return None;
     }
+    let seconds = i64::from(h * 3600 + m * 60 + sec);
     Some(Some(sign * seconds))
 }

@@ -386,3 +386,67 @@ fn empty_builder_finishes_typed_and_empty() {
     assert_eq!(min(&stats, "dec").data_type(), &A::Decimal128(20, 10));
     assert_eq!(stats.column("b").unwrap().null_count.len(), 0);
 }
+
+#[test]
+fn stats_parsed_timestamps_keep_their_instant() {
+    use arrow_array::{TimestampMillisecondArray, TimestampNanosecondArray};
+    let cols = columns(json!([
+        {"name": "ts", "type": "timestamp"},
+        {"name": "ntz", "type": "timestamp_ntz"},
+        {"name": "widened", "type": "timestamp_ntz"},
+    ]));
+    let mins = struct_of(
+        vec![
+            // Zoned millis (any zone label: the values are epoch-based).
+            (
+                "ts",
+                Arc::new(TimestampMillisecondArray::from(vec![1_500]).with_timezone("+05:00")),
+            ),
+            // INT96-style nanoseconds, truncated to microseconds.
+            (
+                "ntz",
+                Arc::new(TimestampNanosecondArray::from(vec![2_000_999])),
+            ),
+            // Stats written before a date -> timestamp_ntz widening.
+            ("widened", Arc::new(Date32Array::from(vec![1]))),
+        ],
+        None,
+    );
+    let stats_parsed = StructArray::new(
+        Fields::from(vec![Field::new(
+            "minValues",
+            mins.data_type().clone(),
+            true,
+        )]),
+        vec![mins],
+        None,
+    );
+    let mut b = StatsBuilder::new(cols);
+    b.extend_parsed(&stats_parsed).unwrap();
+    let stats = b.finish().unwrap();
+    let ts = min(&stats, "ts");
+    assert_eq!(
+        ts.data_type(),
+        &A::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into()))
+    );
+    assert_eq!(
+        ts.as_primitive::<TimestampMicrosecondType>().value(0),
+        1_500_000
+    );
+    let ntz = min(&stats, "ntz");
+    assert_eq!(
+        ntz.data_type(),
+        &A::Timestamp(arrow_schema::TimeUnit::Microsecond, None)
+    );
+    assert_eq!(
+        ntz.as_primitive::<TimestampMicrosecondType>().value(0),
+        2_000
+    );
+    assert_eq!(
+        min(&stats, "widened")
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(0),
+        86_400_000_000
+    );
+    assert!(stats.columns.iter().all(|c| c.invalid == 0));
+}
