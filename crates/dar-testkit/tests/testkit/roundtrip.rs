@@ -284,3 +284,118 @@ async fn local_directories_are_hive_escaped_and_resolve_from_the_log() {
         .unwrap();
     assert_eq!(snapshot.num_files(), 4);
 }
+
+#[tokio::test]
+async fn lists_maps_and_structs_in_lists_round_trip_under_mapping() {
+    use arrow_array::builder::{Int64Builder, ListBuilder, MapBuilder, StringBuilder};
+    use arrow_array::{Int32Array, Int64Array, ListArray, StructArray};
+    use arrow_buffer::OffsetBuffer;
+    use arrow_schema::{DataType, Field, Fields, Schema};
+
+    let mut tags = ListBuilder::new(StringBuilder::new());
+    let mut attrs = MapBuilder::new(None, StringBuilder::new(), Int64Builder::new());
+    for i in 0..6i64 {
+        for t in 0..i % 3 {
+            tags.values().append_value(format!("t{t}"));
+        }
+        tags.append(i != 4);
+        for k in 0..i % 2 + 1 {
+            attrs.keys().append_value(format!("k{k}"));
+            attrs.values().append_option((k != 1).then_some(i * 10));
+        }
+        attrs.append(i != 5).unwrap();
+    }
+    let (tags, attrs) = (tags.finish(), attrs.finish());
+    let point = Fields::from(vec![
+        Field::new("x", DataType::Int32, true),
+        Field::new("y", DataType::Int32, true),
+    ]);
+    let points = StructArray::new(
+        point.clone(),
+        vec![
+            Arc::new(Int32Array::from((0..9).collect::<Vec<_>>())) as ArrayRef,
+            Arc::new(Int32Array::from(
+                (0..9).map(|v: i32| -v).collect::<Vec<_>>(),
+            )),
+        ],
+        None,
+    );
+    let point_field = Arc::new(Field::new("item", DataType::Struct(point), true));
+    let points = ListArray::new(
+        point_field.clone(),
+        OffsetBuffer::from_lengths([1, 2, 0, 3, 1, 2]),
+        Arc::new(points),
+        None,
+    );
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("tags", tags.data_type().clone(), true),
+        Field::new("attrs", attrs.data_type().clone(), true),
+        Field::new("points", DataType::List(point_field), true),
+        Field::new("part", DataType::Int64, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from((0..6).collect::<Vec<_>>())),
+            Arc::new(tags),
+            Arc::new(attrs),
+            Arc::new(points),
+            Arc::new(Int64Array::from(vec![1, 1, 1, 2, 2, 2])),
+        ],
+    )
+    .unwrap();
+
+    let store = memory();
+    let root = Path::from("nested");
+    let mut table = TableWriter::builder(store.clone(), root.clone(), schema)
+        .with_partition_columns(["part"])
+        .with_column_mapping(ColumnMappingMode::Id)
+        .with_deletion_vectors(true)
+        .create()
+        .await
+        .unwrap();
+    let commit = table.append(&batch).await.unwrap();
+    for (file, range) in commit.added.iter().zip([0..3, 3..6]) {
+        let location = dar_log::file_index::resolve_path(&root, &file.path).unwrap();
+        let read = read_parquet(&store, &location).await;
+        let expected = table
+            .physical_batch(&batch.slice(range.start, range.len()))
+            .unwrap();
+        for i in 0..expected.num_columns() {
+            assert_eq!(
+                read.column(i).as_ref(),
+                expected.column(i).as_ref(),
+                "column {i}"
+            );
+        }
+    }
+    table
+        .delete_rows(&commit.added[1].path, &[0, 2], DvStorage::File)
+        .await
+        .unwrap();
+    table.checkpoint().await.unwrap();
+
+    let snapshot = dar_log::Snapshot::load(store, root).await.unwrap();
+    assert_eq!(snapshot.version(), 2);
+    assert_eq!(snapshot.num_files(), 2);
+    assert_eq!(
+        snapshot.column_mapping_mode(),
+        dar_log::schema::ColumnMappingMode::Id
+    );
+    let arrow = snapshot.arrow_schema().unwrap();
+    assert_eq!(
+        arrow
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect::<Vec<_>>(),
+        ["id", "tags", "attrs", "points", "part"]
+    );
+    let index = snapshot.file_index().unwrap();
+    let dvs = (0..index.len())
+        .filter_map(|i| index.deletion_vector(i))
+        .map(|dv| dv.cardinality)
+        .collect::<Vec<_>>();
+    assert_eq!(dvs, [2]);
+}
