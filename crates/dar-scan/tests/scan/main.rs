@@ -13,3 +13,4 @@ mod bad_input;
 mod common;
 mod dat;
 mod kernel;
+mod props;
