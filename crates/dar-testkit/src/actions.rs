@@ -25,6 +25,9 @@ pub struct DataFile {
     pub deletion_vector: Option<DvDescriptor>,
     pub(crate) deleted: Option<DeletedRows>,
     pub(crate) stats: FileStats,
+    /// The file's logical rows (partition columns included), when the
+    /// writer keeps them.
+    pub(crate) rows: Option<arrow_array::RecordBatch>,
 }
 
 impl DataFile {

@@ -31,6 +31,7 @@ pub struct TableWriterBuilder {
     properties: BTreeMap<String, String>,
     in_commit_timestamps: bool,
     num_indexed_cols: Option<usize>,
+    keep_rows: bool,
 }
 
 impl TableWriterBuilder {
@@ -48,6 +49,7 @@ impl TableWriterBuilder {
             properties: BTreeMap::new(),
             in_commit_timestamps: false,
             num_indexed_cols: None,
+            keep_rows: false,
         }
     }
 
@@ -57,6 +59,14 @@ impl TableWriterBuilder {
     /// the commit files' modification times.
     pub fn with_in_commit_timestamps(mut self, on: bool) -> Self {
         self.in_commit_timestamps = on;
+        self
+    }
+
+    /// Keep every appended row in memory so that
+    /// [`TableWriter::snapshot_rows`] can answer what a reader must return
+    /// (a reference for equivalence tests; off by default to save memory).
+    pub fn with_kept_rows(mut self, on: bool) -> Self {
+        self.keep_rows = on;
         self
     }
 
@@ -217,6 +227,7 @@ impl TableWriterBuilder {
             tombstones: Vec::new(),
             in_commit_timestamps: self.in_commit_timestamps,
             num_indexed_cols: self.num_indexed_cols,
+            keep_rows: self.keep_rows,
         };
         let actions = vec![
             commit_info_json(writer.start_ms, "CREATE TABLE", writer.in_commit_timestamps),

@@ -60,6 +60,9 @@ pub enum TestkitError {
         /// Why object_store refused it.
         reason: String,
     },
+    /// `snapshot_rows` on a writer built without `with_kept_rows(true)`.
+    #[error("rows are not kept by this writer (use `with_kept_rows(true)`)")]
+    RowsNotKept,
     /// An Arrow kernel failed.
     #[error("{context}: {source}")]
     Arrow {

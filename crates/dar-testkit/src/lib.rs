@@ -76,6 +76,7 @@ mod json;
 mod naming;
 mod parquet;
 mod partition;
+pub mod random;
 pub mod sample;
 mod schema;
 mod stats;

@@ -63,6 +63,7 @@ pub struct TableWriter {
     pub(crate) tombstones: Vec<Tombstone>,
     pub(crate) in_commit_timestamps: bool,
     pub(crate) num_indexed_cols: Option<usize>,
+    pub(crate) keep_rows: bool,
 }
 
 impl TableWriter {
@@ -145,6 +146,28 @@ impl TableWriter {
         self.files.values().map(DataFile::live_rows).sum()
     }
 
+    /// The rows a reader must return from the current snapshot, in the
+    /// logical schema: live files in path order, each file's rows in file
+    /// order without the DV-deleted ones. Needs
+    /// [`TableWriterBuilder::with_kept_rows`].
+    pub fn snapshot_rows(&self) -> Result<RecordBatch> {
+        let mut parts = Vec::new();
+        for file in self.files.values() {
+            let rows = file.rows.as_ref().ok_or(TestkitError::RowsNotKept)?;
+            let part = match &file.deleted {
+                Some(deleted) => {
+                    let keep = deleted.mask(0..rows.num_rows() as u64);
+                    arrow_select::filter::filter_record_batch(rows, &keep)
+                        .map_err(TestkitError::arrow("drop DV-deleted rows"))?
+                }
+                None => rows.clone(),
+            };
+            parts.push(part);
+        }
+        arrow_select::concat::concat_batches(&self.schema.logical, &parts)
+            .map_err(TestkitError::arrow("concatenate snapshot rows"))
+    }
+
     /// Changes the layout of files written from now on.
     pub fn set_parquet_options(&mut self, options: ParquetOptions) {
         self.parquet = options;
@@ -197,6 +220,7 @@ impl TableWriter {
                 deletion_vector: None,
                 deleted: None,
                 stats,
+                rows: self.keep_rows.then(|| part.clone()),
             };
             pending.push((segments, bytes));
             added.push(file);
