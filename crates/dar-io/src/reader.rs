@@ -12,6 +12,18 @@
 //!                                                                  └─► slices
 //! ```
 //!
+//! The end of a Parquet file, which the first GET (the last `footer_hint`
+//! bytes) is meant to cover whole:
+//!
+//! ```text
+//! ... column chunks | column index | offset index | FileMetaData | len: u32 LE | "PAR1"
+//!                   |<------- page indexes ------>|<--- len --->|<--- 8 bytes footer --->|
+//! ```
+//!
+//! If `len + 8` exceeds the hint, parquet's loader asks for the rest of the
+//! metadata (a second GET); page indexes inside the fetched bytes are served
+//! from memory, others cost one more GET.
+//!
 //! Footer GETs are tagged [`ObjectClass::Footer`] and page reads
 //! [`ObjectClass::PageData`] so a [`crate::MeteredStore`] below attributes
 //! them. Every body's length is checked against its range; a range outside a
@@ -61,10 +73,27 @@ pub enum RangeStrategy {
     },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct Fetcher {
     store: Arc<dyn ObjectStore>,
     path: Path,
+}
+
+impl std::fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Display, not Debug, of the store: Debug of a cloud client may show
+        // credential ids.
+        f.debug_struct("Fetcher")
+            .field("store", &format_args!("{}", self.store))
+            .field("path", &self.fetcher_path())
+            .finish()
+    }
+}
+
+impl Fetcher {
+    fn fetcher_path(&self) -> &str {
+        self.path.as_ref()
+    }
 }
 
 impl Fetcher {

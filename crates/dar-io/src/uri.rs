@@ -139,6 +139,19 @@ impl TableStore {
             .fold(self.root.clone(), |p, s| p.clone().join(s))
     }
 
+    /// Primes the cost model with a bounded probe of one object (a few
+    /// small ranged GETs and one larger one; see [`CostModel::probe`]).
+    pub async fn probe(
+        &self,
+        path: &Path,
+        size: u64,
+        budget: crate::ProbeBudget,
+    ) -> Result<Vec<crate::Observation>> {
+        self.cost
+            .probe(self.store.as_ref(), path, size, budget)
+            .await
+    }
+
     /// A Parquet reader for the object at `path` of known `size`, sharing
     /// this table's cache and cost model.
     pub fn parquet_reader(&self, path: Path, size: Option<u64>) -> crate::ParquetReader {
@@ -292,6 +305,10 @@ impl TableStoreBuilder {
         })
     }
 
+    #[cfg_attr(
+        not(any(feature = "aws", feature = "azure", feature = "gcp")),
+        expect(dead_code, reason = "only cloud backends read the environment")
+    )]
     fn env_with_prefix(&self, prefix: &str) -> Vec<(String, String)> {
         let all: Vec<(String, String)> = match &self.env {
             Some(e) => e.clone(),
@@ -432,6 +449,10 @@ struct Location {
     /// Redacted URL.
     url: Url,
     root: Path,
+    #[cfg_attr(
+        not(any(feature = "aws", feature = "gcp")),
+        expect(dead_code, reason = "only S3 and GCS take a bucket")
+    )]
     bucket: String,
     /// The URI as given (only handed to cloud builders, never displayed).
     #[cfg_attr(not(feature = "azure"), allow(dead_code, reason = "used by azure"))]

@@ -180,3 +180,56 @@ fn secrets_never_appear_in_debug_or_errors() {
         assert!(!msg.contains(SECRET) && !msg.contains(KEY_ID), "{msg}");
     }
 }
+
+#[cfg(feature = "azure")]
+#[test]
+fn azure_urls_with_feature() {
+    let t = no_env(TableStore::builder("az://container/pre/fix"))
+        .with_options(
+            StorageOptions::new()
+                .with("azure_storage_account_name", "acct")
+                .with(
+                    "azure_storage_account_key",
+                    "c2VjcmV0LWtleS1ub3QtcHJpbnRlZA==",
+                ),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(t.backend(), Backend::Azure);
+    assert_eq!(t.root().as_ref(), "pre/fix");
+    let dbg = format!("{t:?}");
+    assert!(!dbg.contains("c2VjcmV0"), "{dbg}");
+    let e = no_env(TableStore::builder("abfss://c@acct.dfs.core.windows.net/t"))
+        .with_options(StorageOptions::new().with("azure_bogus", "x"))
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::UnknownOption {
+                backend: "azure",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[cfg(feature = "gcp")]
+#[test]
+fn gcs_urls_with_feature() {
+    let e = no_env(TableStore::builder("gs://bucket/t"))
+        .with_options(StorageOptions::new().with("google_bogus", "x"))
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::UnknownOption { backend: "gcs", .. }),
+        "{e}"
+    );
+    let t = no_env(TableStore::builder("gs://bucket/pre/fix"))
+        .with_options(StorageOptions::new().with("google_skip_signature", "true"))
+        .build()
+        .unwrap();
+    assert_eq!(t.backend(), Backend::Gcs);
+    assert_eq!(t.root().as_ref(), "pre/fix");
+}

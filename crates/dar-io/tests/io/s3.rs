@@ -34,6 +34,21 @@ async fn reader_over_s3_with_exact_request_counts() {
     table.store().put(&path, data.into()).await.unwrap();
     let head = table.store().head(&path).await.unwrap();
     assert_eq!(head.size, size);
+
+    // A bounded probe at open: 3 small GETs + 1 MiB, and the model learns
+    // loopback latency (far below the 50 ms remote default).
+    let before = table.metrics().snapshot();
+    let obs = table
+        .probe(&path, size, dar_io::ProbeBudget::default())
+        .await
+        .unwrap();
+    assert_eq!(obs.len(), 4);
+    assert_eq!(table.metrics().snapshot().since(&before).requests(), 4);
+    assert!(
+        table.cost_model().params().request_latency < std::time::Duration::from_millis(50),
+        "{:?}",
+        table.cost_model().params()
+    );
     let before = table.metrics().snapshot();
 
     // Full scan: one footer request, then page reads; rows exact.
