@@ -18,6 +18,12 @@
 //!
 //! Everything is seeded: the same calls write byte-identical tables.
 //!
+//! For equivalence tests, a writer built `with_kept_rows(true)` answers
+//! [`TableWriter::snapshot_rows`] (what a reader must return), and
+//! [`random::write_random_table`] writes a seeded random table with all of
+//! the above. [`sample::write_sample`] writes the repository's sample table
+//! (`cargo run -p dar-testkit -- sample examples/data/sample`).
+//!
 //! # Example
 //!
 //! A two-file table in memory, then its log:
