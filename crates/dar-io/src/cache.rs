@@ -160,3 +160,91 @@ impl MetadataCache {
         self.capacity_bytes
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch};
+    use bytes::Bytes;
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::metadata::ParquetMetaDataReader;
+
+    use super::*;
+
+    fn metadata(rows: i64) -> Arc<ParquetMetaData> {
+        let batch = RecordBatch::try_from_iter([(
+            "x",
+            Arc::new(Int64Array::from_iter_values(0..rows)) as _,
+        )])
+        .unwrap();
+        let mut buf = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        Arc::new(
+            ParquetMetaDataReader::new()
+                .parse_and_finish(&Bytes::from(buf))
+                .unwrap(),
+        )
+    }
+
+    fn key(path: &str, version: Option<&str>) -> MetadataKey {
+        MetadataKey {
+            path: path.to_string(),
+            size: 100,
+            version: version.map(str::to_string),
+        }
+    }
+
+    fn entry(md: &Arc<ParquetMetaData>) -> CachedMetadata {
+        CachedMetadata {
+            metadata: Arc::clone(md),
+            page_index_loaded: false,
+        }
+    }
+
+    #[test]
+    fn version_and_size_are_part_of_the_key() {
+        let c = MetadataCache::default();
+        let md = metadata(10);
+        c.insert(key("a", Some("v1")), entry(&md));
+        assert!(c.get(&key("a", Some("v1"))).is_some());
+        assert!(c.get(&key("a", Some("v2"))).is_none());
+        assert!(c.get(&key("a", None)).is_none());
+        let mut other_size = key("a", Some("v1"));
+        other_size.size = 101;
+        assert!(c.get(&other_size).is_none());
+        let s = c.stats();
+        assert_eq!((s.hits, s.misses, s.entries), (1, 3, 1));
+    }
+
+    #[test]
+    fn least_recently_used_is_evicted_within_capacity() {
+        let md = metadata(10);
+        let one = md.memory_size() + 1;
+        // Room for two entries (paths are one byte).
+        let c = MetadataCache::new(2 * one);
+        c.insert(key("a", None), entry(&md));
+        c.insert(key("b", None), entry(&md));
+        assert!(c.get(&key("a", None)).is_some()); // b is now least recent
+        c.insert(key("c", None), entry(&md));
+        assert!(c.get(&key("b", None)).is_none());
+        assert!(c.get(&key("a", None)).is_some());
+        assert!(c.get(&key("c", None)).is_some());
+        let s = c.stats();
+        assert_eq!((s.entries, s.evictions), (2, 1));
+        assert!(s.bytes <= c.capacity_bytes());
+        // Clones share entries.
+        assert!(c.clone().get(&key("a", None)).is_some());
+    }
+
+    #[test]
+    fn oversized_entries_are_not_kept() {
+        let md = metadata(10);
+        let c = MetadataCache::new(md.memory_size() / 2);
+        c.insert(key("a", None), entry(&md));
+        assert_eq!(c.stats().entries, 0);
+        assert!(c.get(&key("a", None)).is_none());
+    }
+}

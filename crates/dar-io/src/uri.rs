@@ -21,7 +21,6 @@
 //! ```
 
 use std::fmt;
-use std::path::{Component, PathBuf};
 use std::sync::Arc;
 
 use object_store::ObjectStore;
@@ -442,123 +441,9 @@ impl TableStoreBuilder {
     }
 }
 
-/// What a URI says, before any store exists.
-#[derive(Debug)]
-struct Location {
-    backend: Backend,
-    /// Redacted URL.
-    url: Url,
-    root: Path,
-    #[cfg_attr(
-        not(any(feature = "aws", feature = "gcp")),
-        expect(dead_code, reason = "only S3 and GCS take a bucket")
-    )]
-    bucket: String,
-    /// The URI as given (only handed to cloud builders, never displayed).
-    #[cfg_attr(not(feature = "azure"), allow(dead_code, reason = "used by azure"))]
-    raw: String,
-}
+mod location;
 
-fn invalid(uri: &str, reason: impl Into<String>) -> Error {
-    Error::InvalidUri {
-        uri: redact_uri(uri),
-        reason: reason.into(),
-    }
-}
-
-fn parse_location(uri: &str) -> Result<Location> {
-    if uri.trim().is_empty() {
-        return Err(invalid(uri, "empty URI"));
-    }
-    if !uri.contains("://") && !uri.starts_with("file:") {
-        return local_location(uri, PathBuf::from(uri));
-    }
-    let url = Url::parse(uri).map_err(|e| invalid(uri, e.to_string()))?;
-    let redacted = Url::parse(&redact_uri(uri)).map_err(|e| invalid(uri, e.to_string()))?;
-    let url_root =
-        |url: &Url| Path::from_url_path(url.path()).map_err(|e| invalid(uri, e.to_string()));
-    match url.scheme() {
-        "file" => {
-            let p = url
-                .to_file_path()
-                .map_err(|()| invalid(uri, "not a local file path"))?;
-            local_location(uri, p)
-        }
-        "memory" => {
-            let mut parts: Vec<&str> = url.host_str().into_iter().collect();
-            parts.extend(url.path().split('/').filter(|s| !s.is_empty()));
-            let root =
-                Path::from_url_path(parts.join("/")).map_err(|e| invalid(uri, e.to_string()))?;
-            Ok(Location {
-                backend: Backend::Memory,
-                url: redacted,
-                root,
-                bucket: String::new(),
-                raw: uri.to_string(),
-            })
-        }
-        "s3" | "s3a" | "gs" => {
-            let bucket = url
-                .host_str()
-                .filter(|h| !h.is_empty())
-                .ok_or_else(|| invalid(uri, "missing bucket name"))?
-                .to_string();
-            Ok(Location {
-                backend: if url.scheme() == "gs" {
-                    Backend::Gcs
-                } else {
-                    Backend::S3
-                },
-                root: url_root(&url)?,
-                url: redacted,
-                bucket,
-                raw: uri.to_string(),
-            })
-        }
-        "az" | "adl" | "azure" | "abfs" | "abfss" => {
-            let container = url.host_str().filter(|h| !h.is_empty());
-            if container.is_none() {
-                return Err(invalid(uri, "missing container or account"));
-            }
-            Ok(Location {
-                backend: Backend::Azure,
-                root: url_root(&url)?,
-                url: redacted,
-                bucket: String::new(),
-                raw: uri.to_string(),
-            })
-        }
-        other => Err(Error::UnsupportedScheme {
-            uri: redact_uri(uri),
-            scheme: other.to_string(),
-        }),
-    }
-}
-
-fn local_location(uri: &str, path: PathBuf) -> Result<Location> {
-    let abs = std::path::absolute(&path).map_err(|e| invalid(uri, e.to_string()))?;
-    // Lexical normalisation: object_store paths cannot hold `.` or `..`.
-    let mut norm = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                norm.pop();
-            }
-            other => norm.push(other),
-        }
-    }
-    let url = Url::from_directory_path(&norm)
-        .map_err(|()| invalid(uri, "cannot form a file URL from this path"))?;
-    let root = Path::from_absolute_path(&norm).map_err(|e| invalid(uri, e.to_string()))?;
-    Ok(Location {
-        backend: Backend::Local,
-        url,
-        root,
-        bucket: String::new(),
-        raw: uri.to_string(),
-    })
-}
+use location::{Location, parse_location};
 
 #[cfg(test)]
 mod tests;
