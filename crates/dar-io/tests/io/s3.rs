@@ -156,3 +156,39 @@ async fn virtual_hosted_style_is_an_option() {
     let err = table.store().get(&table.child("a.json")).await.unwrap_err();
     assert!(err.to_string().contains("a.json"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn footer_hint_is_clamped_to_small_objects() {
+    // s3s-fs answers 500 to a suffix range longer than the object; the
+    // reader knows the size and sends a bounded range of exactly the object.
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch};
+    let server = start_s3("small-bucket").await;
+    let table = builder("s3://small-bucket/t")
+        .with_options(options(&server.endpoint))
+        .build()
+        .unwrap();
+    let batch =
+        RecordBatch::try_from_iter([("id", Arc::new(Int64Array::from_iter_values(0..100)) as _)])
+            .unwrap();
+    let mut buf = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let size = buf.len() as u64;
+    assert!(size < 64 * 1024);
+    let path = table.child("small.parquet");
+    table.store().put(&path, buf.into()).await.unwrap();
+    let before = table.metrics().snapshot();
+    let r = table
+        .parquet_reader(path, Some(size))
+        .with_whole_object_threshold(0);
+    let got = scan(r, None).await.unwrap();
+    assert_eq!(got.rows, 100);
+    assert_eq!(got.id_sum, 4950);
+    let s = table.metrics().snapshot().since(&before);
+    assert_eq!(s.class(ObjectClass::Footer).requests, 1);
+    assert_eq!(s.class(ObjectClass::Footer).bytes, size);
+    assert_eq!(s.class(ObjectClass::Footer).errors, 0);
+}
