@@ -280,11 +280,14 @@ impl TableStoreBuilder {
         let limit = self.max_concurrency.unwrap_or(if remote { 64 } else { 32 });
         let params = self.cost.clone().unwrap_or_else(|| {
             if remote {
-                CostParams::remote().with_max_concurrency(limit.min(16))
+                CostParams::remote().with_max_concurrency(16)
             } else {
                 CostParams::local()
             }
         });
+        // The planner must not assume more lanes than the limit grants.
+        let lanes = params.max_concurrency.min(limit);
+        let params = params.with_max_concurrency(lanes);
         let cost = Arc::new(CostModel::new(params));
         let metered = MeteredStore::new(backend_store)
             .with_metrics(self.metrics.clone())

@@ -12,4 +12,5 @@ mod common;
 mod faults;
 mod local;
 mod s3;
+mod testdata;
 mod throttled;
