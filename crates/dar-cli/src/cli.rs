@@ -1,0 +1,162 @@
+//! The command line, as clap derive types.
+//!
+//! Everything here is plain data: parsing a value that could carry a secret
+//! (a storage option) is left to [`crate::table`], so that clap never echoes
+//! it in an error.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// `dar`: read Delta Lake tables from a terminal.
+#[derive(Debug, Parser)]
+#[command(
+    name = "dar",
+    version,
+    about = "Read Delta Lake tables: what is in a table, its files, and its rows",
+    long_about = None,
+    propagate_version = false
+)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Version, protocol, schema, partitioning, properties, file and row
+    /// counts of a snapshot.
+    Info(InfoArgs),
+    /// The active files of a snapshot (paths, sizes, partition values, row
+    /// counts, deletion vectors).
+    Files(FilesArgs),
+    /// The rows of a snapshot: projection, filter, limit, several output
+    /// formats.
+    Scan(ScanArgs),
+}
+
+/// Which table, at which version, with which storage options.
+#[derive(Debug, Clone, Args)]
+pub struct TableArgs {
+    /// The table: a path, a file:// or an s3:// URI.
+    #[arg(value_name = "TABLE")]
+    pub table: String,
+
+    /// Read this version (time travel).
+    #[arg(long, value_name = "N", conflicts_with = "timestamp")]
+    pub version: Option<u64>,
+
+    /// Read the newest version committed at or before this time: RFC 3339
+    /// (`2024-01-31T12:00:00Z`) or milliseconds since the epoch.
+    #[arg(long, value_name = "T")]
+    pub timestamp: Option<String>,
+
+    /// A storage option for the object store (repeatable), for example
+    /// `aws_region=eu-west-1`. The usual `AWS_*` environment variables are
+    /// read too; options given here win.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    pub storage_options: Vec<String>,
+}
+
+/// `dar info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The table and version.
+    #[command(flatten)]
+    pub table: TableArgs,
+
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Output formats of `dar files`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FilesFormat {
+    /// An aligned text table.
+    Table,
+    /// One JSON object per line.
+    Json,
+    /// CSV with a header line.
+    Csv,
+}
+
+/// `dar files`.
+#[derive(Debug, Args)]
+pub struct FilesArgs {
+    /// The table and version.
+    #[command(flatten)]
+    pub table: TableArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FilesFormat::Table)]
+    pub format: FilesFormat,
+}
+
+/// Output formats of `dar scan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScanFormat {
+    /// An aligned text table (all rows are held in memory to align them).
+    Table,
+    /// CSV with a header line; struct fields become `a.b` columns.
+    Csv,
+    /// One JSON object per line.
+    Json,
+    /// One Parquet file with the table's logical schema (needs `--output`).
+    Parquet,
+    /// An Arrow IPC stream.
+    Arrow,
+    /// Read every row and print only the row count (for timing).
+    Null,
+}
+
+impl ScanFormat {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Table => "table",
+            Self::Csv => "csv",
+            Self::Json => "json",
+            Self::Parquet => "parquet",
+            Self::Arrow => "arrow",
+            Self::Null => "null",
+        }
+    }
+}
+
+/// `dar scan`.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// The table and version.
+    #[command(flatten)]
+    pub table: TableArgs,
+
+    /// Output columns in this order, comma-separated; `a.b` selects field
+    /// `b` of struct column `a`. Default: every column.
+    #[arg(long, value_name = "a,b.c")]
+    pub columns: Option<String>,
+
+    /// Only rows where this SQL predicate is true, for example
+    /// `day = '2024-01-02' AND fare > 20`.
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+
+    /// At most N rows.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ScanFormat::Table)]
+    pub format: ScanFormat,
+
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print the scan metrics (pruning, deletion vectors, I/O, time per
+    /// stage) to standard error.
+    #[arg(long)]
+    pub stats: bool,
+}

@@ -1,0 +1,155 @@
+//! `dar files`: the active files of a snapshot, from its file index.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+use dar_log::FileIndex;
+use serde_json::{Map, Value, json};
+
+use super::{Streams, out};
+use crate::cli::{FilesArgs, FilesFormat};
+use crate::error::CliError;
+use crate::output::{write_csv, write_table};
+
+/// Runs `dar files`.
+pub async fn run(args: &FilesArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
+    let table = crate::table::open(&args.table).await?;
+    let index = table
+        .snapshot()
+        .file_index()
+        .map_err(|source| CliError::FileIndex {
+            uri: table.uri().to_string(),
+            source: Box::new(source),
+        })?;
+    let w = &mut *streams.stdout;
+    match args.format {
+        FilesFormat::Json => {
+            for i in 0..index.len() {
+                let line = file_json(index, i).map_err(|e| CliError::write("json", e))?;
+                out!("json", w, "{line}")?;
+            }
+        }
+        FilesFormat::Table => {
+            let batch = files_batch(index, false).map_err(|e| CliError::write("table", e))?;
+            write_table(w, &batch.schema(), &[batch])?;
+        }
+        FilesFormat::Csv => {
+            let batch = files_batch(index, true).map_err(|e| CliError::write("csv", e))?;
+            write_csv(w, &[batch])?;
+        }
+    }
+    w.flush().map_err(|e| CliError::write("files", e))
+}
+
+/// One file as a JSON object: `path` (as in the log), `object_path`,
+/// `size`, `modification_time`, `partition_values`, `num_records`,
+/// `deletion_vector` (null or its descriptor fields).
+pub fn file_json(index: &FileIndex, i: usize) -> Result<Value, ArrowError> {
+    let int = |a: &arrow_array::Int64Array| (!a.is_null(i)).then(|| a.value(i));
+    let mut partitions = Map::new();
+    for (c, a) in index.partition_columns.iter().zip(&index.partition_values) {
+        partitions.insert(c.name.clone(), json_scalar(a, i)?);
+    }
+    let dv = match index.deletion_vector(i) {
+        None => Value::Null,
+        Some(d) => json!({
+            "storage_type": d.storage_type,
+            "path_or_inline_dv": d.path_or_inline_dv,
+            "offset": d.offset,
+            "size_in_bytes": d.size_in_bytes,
+            "cardinality": d.cardinality,
+        }),
+    };
+    Ok(json!({
+        "path": index.path.value(i),
+        "object_path": index.object_path.value(i),
+        "size": int(&index.size),
+        "modification_time": int(&index.modification_time),
+        "partition_values": partitions,
+        "num_records": int(&index.stats.num_records),
+        "deletion_vector": dv,
+    }))
+}
+
+/// Value `i` of `array` as JSON: booleans and integers natively, finite
+/// floats as numbers, everything else (dates, timestamps, decimals, text)
+/// as its Arrow display text, so no precision is lost.
+fn json_scalar(array: &ArrayRef, i: usize) -> Result<Value, ArrowError> {
+    use arrow_array::types::*;
+    if array.is_null(i) {
+        return Ok(Value::Null);
+    }
+    Ok(match array.data_type() {
+        DataType::Boolean => json!(array.as_boolean().value(i)),
+        DataType::Int8 => json!(array.as_primitive::<Int8Type>().value(i)),
+        DataType::Int16 => json!(array.as_primitive::<Int16Type>().value(i)),
+        DataType::Int32 => json!(array.as_primitive::<Int32Type>().value(i)),
+        DataType::Int64 => json!(array.as_primitive::<Int64Type>().value(i)),
+        DataType::Float32 | DataType::Float64 => {
+            let text = ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default())?
+                .value(i)
+                .to_string();
+            match text
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+            {
+                Some(n) => Value::Number(n),
+                None => Value::String(text),
+            }
+        }
+        _ => Value::String(
+            ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default())?
+                .value(i)
+                .to_string(),
+        ),
+    })
+}
+
+/// The file index as one batch: the columns people read (`full`: every
+/// descriptor field, for CSV; otherwise the deleted-row count and the DV's
+/// storage type only).
+fn files_batch(index: &FileIndex, full: bool) -> Result<RecordBatch, ArrowError> {
+    let mut fields = vec![
+        Field::new("path", DataType::Utf8, false),
+        Field::new("size", DataType::Int64, true),
+    ];
+    let mut columns: Vec<ArrayRef> =
+        vec![Arc::new(index.path.clone()), Arc::new(index.size.clone())];
+    if full {
+        fields.push(Field::new("modification_time", DataType::Int64, true));
+        columns.push(Arc::new(index.modification_time.clone()));
+    }
+    fields.push(Field::new("num_records", DataType::Int64, true));
+    columns.push(Arc::new(index.stats.num_records.clone()));
+    for (c, a) in index.partition_columns.iter().zip(&index.partition_values) {
+        fields.push(Field::new(&c.name, a.data_type().clone(), true));
+        columns.push(Arc::clone(a));
+    }
+    let dv = &index.dv;
+    if full {
+        let more: [(&str, ArrayRef); 5] = [
+            ("dv_storage_type", Arc::new(dv.storage_type.clone())),
+            (
+                "dv_path_or_inline_dv",
+                Arc::new(dv.path_or_inline_dv.clone()),
+            ),
+            ("dv_offset", Arc::new(dv.offset.clone())),
+            ("dv_size_in_bytes", Arc::new(dv.size_in_bytes.clone())),
+            ("dv_cardinality", Arc::new(dv.cardinality.clone())),
+        ];
+        for (name, a) in more {
+            fields.push(Field::new(name, a.data_type().clone(), true));
+            columns.push(a);
+        }
+    } else {
+        fields.push(Field::new("deleted_rows", DataType::Int64, true));
+        columns.push(Arc::new(dv.cardinality.clone()));
+        fields.push(Field::new("dv", DataType::Utf8, true));
+        columns.push(Arc::new(dv.storage_type.clone()));
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}

@@ -1,0 +1,253 @@
+//! `dar scan`: the rows of a snapshot, through `dar-scan`, into one of the
+//! output formats.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use arrow_schema::{DataType, Fields};
+use dar_prune::PruneError;
+use dar_scan::{ScanError, ScanPlan, Table};
+use futures::StreamExt;
+
+use super::Streams;
+use crate::cli::{ScanArgs, ScanFormat};
+use crate::error::CliError;
+use crate::output::batch_sink;
+use crate::progress::Progress;
+use crate::stats::{WallTimes, write_stats};
+
+/// Runs `dar scan`.
+pub async fn run(args: &ScanArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
+    check_args(args)?;
+    let started = Instant::now();
+    let table = crate::table::open(&args.table).await?;
+    let open_io = table.store().metrics().snapshot();
+    let opened = Instant::now();
+    let plan = plan(&table, args)?;
+    let planned = Instant::now();
+
+    let result = match &args.output {
+        Some(path) => {
+            let file = File::create(path).map_err(|source| CliError::CreateOutput {
+                path: path.clone(),
+                source,
+            })?;
+            let progress = Progress::new(
+                streams.stderr_is_terminal && args.format != ScanFormat::Null,
+                plan.tasks().len(),
+                expected_rows(&plan, args),
+            );
+            let r = copy_rows(&plan, args.format, Box::new(BufWriter::new(file)), progress).await;
+            if r.is_err() {
+                // Never leave a truncated file that looks like a result.
+                let _ = std::fs::remove_file(path);
+            }
+            r
+        }
+        None => {
+            let progress = Progress::new(false, 0, None);
+            copy_rows(&plan, args.format, Box::new(&mut *streams.stdout), progress).await
+        }
+    };
+    result?;
+    if args.stats {
+        let times = WallTimes {
+            open: opened - started,
+            plan: planned - opened,
+            scan: planned.elapsed(),
+        };
+        write_stats(
+            &mut *streams.stderr,
+            &plan.metrics().snapshot(),
+            &open_io,
+            times,
+        )
+        .map_err(|e| CliError::write("stats", e))?;
+    }
+    Ok(())
+}
+
+fn check_args(args: &ScanArgs) -> Result<(), CliError> {
+    match (args.format, &args.output) {
+        (ScanFormat::Parquet, None) => Err(CliError::InvalidArgument {
+            argument: "--format",
+            reason: "parquet needs --output FILE (a Parquet file cannot be streamed)".into(),
+        }),
+        (ScanFormat::Null, Some(_)) => Err(CliError::InvalidArgument {
+            argument: "--output",
+            reason: "--format null writes no rows, only their count to standard output".into(),
+        }),
+        (_, Some(p)) if is_dir(p) => Err(CliError::InvalidArgument {
+            argument: "--output",
+            reason: format!("'{}' is a directory", p.display()),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn is_dir(p: &Path) -> bool {
+    std::fs::metadata(p).map(|m| m.is_dir()).unwrap_or(false)
+}
+
+/// Rows the scan will return, when the log says so exactly (no filter).
+fn expected_rows(plan: &ScanPlan, args: &ScanArgs) -> Option<u64> {
+    if args.filter.is_some() {
+        return None;
+    }
+    let total: Option<u64> = plan.tasks().iter().map(|t| t.live_rows()).sum();
+    match (total, args.limit) {
+        (Some(t), Some(l)) => Some(t.min(l as u64)),
+        (t, _) => t,
+    }
+}
+
+/// Splits `--columns`: comma-separated, blanks around names ignored.
+pub fn parse_columns(text: &str) -> Result<Vec<String>, CliError> {
+    let columns: Vec<String> = text.split(',').map(|c| c.trim().to_string()).collect();
+    if columns.iter().any(String::is_empty) {
+        return Err(CliError::InvalidArgument {
+            argument: "--columns",
+            reason: format!("'{text}' has an empty column name"),
+        });
+    }
+    Ok(columns)
+}
+
+fn plan(table: &Table, args: &ScanArgs) -> Result<ScanPlan, CliError> {
+    let mut builder = table.scan();
+    if let Some(c) = &args.columns {
+        builder = builder.with_columns(parse_columns(c)?);
+    }
+    if let Some(f) = &args.filter {
+        builder = builder.with_predicate_sql(f.clone());
+    }
+    if let Some(l) = args.limit {
+        builder = builder.with_limit(l);
+    }
+    builder.build().map_err(|e| match e {
+        ScanError::UnknownColumn { column } => CliError::UnknownColumn {
+            nearest: nearest_columns(table.schema().fields(), &column),
+            column,
+        },
+        ScanError::Predicate { source } => CliError::Filter {
+            near: near(args.filter.as_deref().unwrap_or_default(), &source),
+            filter: args.filter.clone().unwrap_or_default(),
+            source: Box::new(ScanError::Predicate { source }),
+        },
+        other => CliError::Scan(other),
+    })
+}
+
+/// ` (near "...")`: the filter text from the token a parse error points at.
+fn near(filter: &str, error: &PruneError) -> String {
+    let (line, column) = match error {
+        PruneError::Parse { line, column, .. } | PruneError::Unsupported { line, column, .. } => {
+            (*line, *column)
+        }
+        _ => return String::new(),
+    };
+    if line == 0 || column == 0 {
+        return String::new();
+    }
+    let Some(text) = filter.lines().nth((line - 1) as usize) else {
+        return String::new();
+    };
+    let rest: String = text.chars().skip((column - 1) as usize).collect();
+    if rest.trim().is_empty() {
+        " (at the end)".to_string()
+    } else {
+        format!(" (near \"{}\")", rest.trim_end())
+    }
+}
+
+/// Up to three column paths of `fields` (struct fields as `a.b`) nearest
+/// to `wanted`, closest first (case-insensitive edit distance).
+pub fn nearest_columns(fields: &Fields, wanted: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    collect_paths(fields, "", &mut paths);
+    let wanted = wanted.to_lowercase();
+    let mut scored: Vec<(usize, String)> = paths
+        .into_iter()
+        .map(|p| (strsim::levenshtein(&wanted, &p.to_lowercase()), p))
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, p)| p).collect()
+}
+
+fn collect_paths(fields: &Fields, parent: &str, out: &mut Vec<String>) {
+    for f in fields {
+        let path = if parent.is_empty() {
+            f.name().clone()
+        } else {
+            format!("{parent}.{}", f.name())
+        };
+        if let DataType::Struct(children) = f.data_type() {
+            collect_paths(children, &path, out);
+        }
+        out.push(path);
+    }
+}
+
+async fn copy_rows(
+    plan: &ScanPlan,
+    format: ScanFormat,
+    out: Box<dyn Write + Send + '_>,
+    mut progress: Progress,
+) -> Result<(), CliError> {
+    let mut sink = batch_sink(format, plan.schema(), out)?;
+    let mut stream = plan.execute();
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        sink.write(&batch)?;
+        progress.update(&plan.metrics().snapshot());
+    }
+    progress.finish();
+    sink.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::Field;
+
+    #[test]
+    fn columns_split() {
+        assert_eq!(parse_columns("a, b.c").unwrap(), ["a", "b.c"]);
+        assert!(parse_columns("a,,b").is_err());
+    }
+
+    #[test]
+    fn nearest_names() {
+        let fields = Fields::from(vec![
+            Field::new("fare", DataType::Int32, true),
+            Field::new(
+                "payment",
+                DataType::Struct(Fields::from(vec![Field::new("tip", DataType::Int32, true)])),
+                true,
+            ),
+            Field::new("vendor", DataType::Utf8, true),
+            Field::new("day", DataType::Date32, true),
+        ]);
+        assert_eq!(nearest_columns(&fields, "FAIR")[0], "fare");
+        assert_eq!(nearest_columns(&fields, "payment.tp")[0], "payment.tip");
+        assert_eq!(nearest_columns(&fields, "x").len(), 3);
+    }
+
+    #[test]
+    fn near_points_at_token() {
+        let e = PruneError::Parse {
+            line: 1,
+            column: 6,
+            message: String::new(),
+        };
+        assert_eq!(near("fare >> 5", &e), " (near \">> 5\")");
+        let end = PruneError::Parse {
+            line: 1,
+            column: 7,
+            message: String::new(),
+        };
+        assert_eq!(near("fare >", &end), " (at the end)");
+    }
+}

@@ -1,0 +1,199 @@
+//! The crate's one error type, and how a failure reaches the terminal: one
+//! line on standard error with the cause chain, exit status 1.
+//!
+//! Messages never carry secrets: table URIs are redacted by `dar-io` before
+//! they reach an error, and storage option values are never quoted.
+
+use std::error::Error as StdError;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use dar_scan::ScanError;
+
+/// Everything `dar` can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The command line does not parse (rendered by clap, on one line).
+    #[error("{message}")]
+    Usage {
+        /// clap's message, folded onto one line.
+        message: String,
+    },
+
+    /// An option value is out of range or does not fit the other options.
+    #[error("invalid {argument}: {reason}")]
+    InvalidArgument {
+        /// The option, as on the command line (`--timestamp`).
+        argument: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// Opening, planning or reading the table failed.
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+
+    /// The `--filter` predicate does not parse or does not fit the schema.
+    #[error("invalid --filter \"{filter}\"{near}")]
+    Filter {
+        /// The predicate text.
+        filter: String,
+        /// ` (near "...")`: the text from the offending token on, when known.
+        near: String,
+        /// The scan error.
+        #[source]
+        source: Box<ScanError>,
+    },
+
+    /// A `--columns` entry names no column of the table.
+    #[error("unknown column '{column}' in --columns{}", nearest_list(.nearest))]
+    UnknownColumn {
+        /// The column path as given.
+        column: String,
+        /// The nearest column paths of the table, closest first.
+        nearest: Vec<String>,
+    },
+
+    /// The snapshot's file index could not be built.
+    #[error("cannot read the file index of '{uri}': {source}")]
+    FileIndex {
+        /// The table URI, redacted.
+        uri: String,
+        /// The `dar-log` error.
+        #[source]
+        source: Box<dar_log::LogError>,
+    },
+
+    /// The `--output` file cannot be created.
+    #[error("cannot create output file '{}': {source}", .path.display())]
+    CreateOutput {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Writing the output failed.
+    #[error("cannot write {format} output: {source}")]
+    Write {
+        /// The output format.
+        format: &'static str,
+        /// The writer's error (I/O, Arrow, Parquet).
+        #[source]
+        source: Box<dyn StdError + Send + Sync>,
+    },
+
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {source}")]
+    Runtime {
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn nearest_list(names: &[String]) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    format!(" (nearest: {})", quoted.join(", "))
+}
+
+impl CliError {
+    /// Wraps a writer error for `format`.
+    pub(crate) fn write(
+        format: &'static str,
+        source: impl StdError + Send + Sync + 'static,
+    ) -> Self {
+        Self::Write {
+            format,
+            source: Box::new(source),
+        }
+    }
+
+    /// Whether a broken pipe (the reader of standard output went away, as
+    /// with `| head`) is anywhere in the cause chain.
+    pub fn is_broken_pipe(&self) -> bool {
+        let mut current: Option<&(dyn StdError + 'static)> = Some(self);
+        while let Some(e) = current {
+            if let Some(io) = e.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                return true;
+            }
+            if let Some(arrow_schema::ArrowError::IoError(_, io)) =
+                e.downcast_ref::<arrow_schema::ArrowError>()
+                && io.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                return true;
+            }
+            current = e.source();
+        }
+        false
+    }
+}
+
+/// The error and its causes on one line: each cause is appended after `: `
+/// unless the message so far already contains it (most errors of the dar
+/// crates already print their source).
+pub fn one_line(error: &(dyn StdError + 'static)) -> String {
+    let mut line = error.to_string();
+    let mut current = error.source();
+    while let Some(cause) = current {
+        let text = cause.to_string();
+        if !text.is_empty() && !line.contains(&text) {
+            let _ = write!(line, ": {text}");
+        }
+        current = cause.source();
+    }
+    // A message is one line even when a lower layer's is not.
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_is_deduplicated_and_folded() {
+        let io = std::io::Error::other("disk\nfull");
+        let e = CliError::CreateOutput {
+            path: PathBuf::from("out.parquet"),
+            source: io,
+        };
+        assert_eq!(
+            one_line(&e),
+            "cannot create output file 'out.parquet': disk full"
+        );
+        let e = CliError::write("csv", std::io::Error::other("inner"));
+        assert_eq!(one_line(&e), "cannot write csv output: inner");
+    }
+
+    #[test]
+    fn broken_pipe_found_in_chain() {
+        let e = CliError::write(
+            "json",
+            arrow_schema::ArrowError::IoError(
+                "x".into(),
+                std::io::Error::from(std::io::ErrorKind::BrokenPipe),
+            ),
+        );
+        assert!(e.is_broken_pipe());
+        assert!(!CliError::write("json", std::io::Error::other("x")).is_broken_pipe());
+    }
+
+    #[test]
+    fn nearest_names_listed() {
+        let e = CliError::UnknownColumn {
+            column: "fair".into(),
+            nearest: vec!["fare".into(), "day".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "unknown column 'fair' in --columns (nearest: 'fare', 'day')"
+        );
+    }
+}
