@@ -11,7 +11,8 @@
 //!   ([`StorageOptions`], [`redact_uri`]).
 //! - [`MeteredStore`] / [`IoMetrics`]: requests, bytes and latency per
 //!   [`ObjectClass`] (log, checkpoint, footer, page data, DV, other).
-//! - [`plan_ranges`]: a pure range planner over a [`CostParams`] model.
+//! - [`plan_ranges`]: a pure range planner over a [`CostParams`] model;
+//!   [`fetch_ranges`] executes a plan for any object (e.g. DV files).
 //! - [`CostModel`]: per-backend defaults that learn from observed requests.
 //! - [`ParquetReader`]: a parquet `AsyncFileReader` with a one-request footer,
 //!   whole-object reads of small files, planned range reads and a shared
@@ -45,6 +46,7 @@ mod cache;
 mod class;
 mod cost;
 mod error;
+mod fetch;
 mod metered;
 mod options;
 mod planner;
@@ -59,6 +61,7 @@ pub use cache::{CacheStats, CachedMetadata, MetadataCache, MetadataKey};
 pub use class::ObjectClass;
 pub use cost::{CostModel, CostParams, Observation, ProbeBudget, SharedCostModel};
 pub use error::{Error, Result};
+pub use fetch::fetch_ranges;
 pub use metered::{ClassStats, IoMetrics, IoSnapshot, MeteredStore};
 pub use options::{REDACTED, StorageOptions, redact_uri};
 pub use planner::{FetchSlice, RangePlan, estimate_time, plan_ranges};

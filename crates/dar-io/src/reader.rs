@@ -46,8 +46,7 @@ use crate::cache::{CachedMetadata, MetadataCache, MetadataKey};
 use crate::class::ObjectClass;
 use crate::cost::{CostModel, CostParams};
 use crate::error::{Error, Result};
-use crate::metered::ranged_get;
-use crate::planner::plan_ranges;
+use crate::fetch::Fetcher;
 
 /// Default footer prefetch: enough for the footer and page indexes of most
 /// files in one request.
@@ -71,54 +70,6 @@ pub enum RangeStrategy {
         /// Requests in flight.
         concurrency: usize,
     },
-}
-
-#[derive(Clone)]
-struct Fetcher {
-    store: Arc<dyn ObjectStore>,
-    path: Path,
-}
-
-impl std::fmt::Debug for Fetcher {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Display, not Debug, of the store: Debug of a cloud client may show
-        // credential ids.
-        f.debug_struct("Fetcher")
-            .field("store", &format_args!("{}", self.store))
-            .field("path", &self.fetcher_path())
-            .finish()
-    }
-}
-
-impl Fetcher {
-    fn fetcher_path(&self) -> &str {
-        self.path.as_ref()
-    }
-}
-
-impl Fetcher {
-    async fn fetch(&self, range: Range<u64>, class: ObjectClass) -> Result<Bytes> {
-        let store_err = |source| Error::Store {
-            path: self.path.to_string(),
-            source,
-        };
-        let res = self
-            .store
-            .get_opts(&self.path, ranged_get(range.clone(), class))
-            .await
-            .map_err(store_err)?;
-        let body = res.bytes().await.map_err(store_err)?;
-        let expected = range.end - range.start;
-        if body.len() as u64 != expected {
-            return Err(Error::Truncated {
-                path: self.path.to_string(),
-                range,
-                expected,
-                actual: body.len() as u64,
-            });
-        }
-        Ok(body)
-    }
 }
 
 /// Serves the footer loader: every fetched buffer is kept so that the page
@@ -176,7 +127,7 @@ impl ParquetReader {
     /// (learned by a HEAD when needed).
     pub fn new(store: Arc<dyn ObjectStore>, path: Path) -> Self {
         Self {
-            fetcher: Fetcher { store, path },
+            fetcher: Fetcher::new(store, path),
             size: None,
             version: None,
             cache: None,
@@ -382,21 +333,9 @@ impl ParquetReader {
         };
         match &self.strategy {
             RangeStrategy::Planned => {
-                let params = self.cost.params();
-                let plan = plan_ranges(&ranges, &params).map_err(|e| match e {
-                    Error::InvalidRange { range, size, .. } => Error::InvalidRange {
-                        path: fetcher.path.to_string(),
-                        range,
-                        size,
-                    },
-                    other => other,
-                })?;
-                let buffers: Vec<Bytes> = futures::stream::iter(plan.fetches.iter().cloned())
-                    .map(fetch)
-                    .buffered(params.max_concurrency.max(1))
-                    .try_collect()
-                    .await?;
-                plan.assemble(&buffers)
+                fetcher
+                    .fetch_planned(&ranges, &self.cost.params(), ObjectClass::PageData)
+                    .await
             }
             RangeStrategy::Coalesce { max_gap } => {
                 object_store::coalesce_ranges(&ranges, fetch, *max_gap).await
