@@ -154,15 +154,10 @@ mod tests {
         let s = metrics.snapshot().class(ObjectClass::DeletionVector);
         assert_eq!((s.requests, s.bytes), (2, 89 + 100));
 
-        let err = fetch_ranges(
-            &store,
-            &path,
-            &[99_990..100_010],
-            &params,
-            ObjectClass::Other,
-        )
-        .await
-        .unwrap_err();
+        let beyond = vec![99_990..100_010, 0..1];
+        let err = fetch_ranges(&store, &path, &beyond, &params, ObjectClass::Other)
+            .await
+            .unwrap_err();
         assert!(err.to_string().contains("deletion_vector_abc.bin"), "{err}");
     }
 }
