@@ -59,8 +59,11 @@ impl Fetcher {
         Self { store, path }
     }
 
-    /// One bounded GET, length-checked.
+    /// One bounded GET, length-checked. An empty range costs no request.
     pub(crate) async fn fetch(&self, range: Range<u64>, class: ObjectClass) -> Result<Bytes> {
+        if range.start >= range.end {
+            return Ok(Bytes::new());
+        }
         let store_err = |source| Error::Store {
             path: self.path.to_string(),
             source,
