@@ -1,0 +1,115 @@
+//! `dar info`: the JSON report's fields and the text form.
+
+use serde_json::Value;
+
+use crate::{arg, dar, sample};
+
+fn info_json(args: &[&str]) -> Value {
+    let out = dar()
+        .arg("info")
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text.lines().count(), 1, "one JSON object");
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn sample_info_json() {
+    let s = arg(&sample());
+    let v = info_json(&[&s]);
+    assert_eq!(v["version"], 7);
+    assert_eq!(v["protocol"]["min_reader_version"], 3);
+    assert_eq!(v["protocol"]["min_writer_version"], 7);
+    assert_eq!(
+        v["protocol"]["reader_features"],
+        serde_json::json!(["deletionVectors"])
+    );
+    assert_eq!(v["partition_columns"], serde_json::json!(["day"]));
+    assert_eq!(v["column_mapping_mode"], "none");
+    assert_eq!(v["files"], 4);
+    assert_eq!(v["num_records"], 310);
+    assert_eq!(v["deleted_rows"], 10);
+    assert_eq!(v["num_rows"], 300);
+    assert_eq!(v["num_rows_exact"], true);
+    assert_eq!(v["properties"]["delta.enableDeletionVectors"], "true");
+    let sizes: u64 = std::fs::read_dir(sample())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().unwrap().is_dir() && e.file_name() != "_delta_log")
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.metadata().unwrap().len())
+        .sum();
+    // Every data file on disk is active except the one removed at version 7.
+    assert!(v["total_bytes"].as_u64().unwrap() < sizes);
+    let paths: Vec<&str> = v["schema"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "trip_id",
+            "pickup_ts",
+            "vendor",
+            "passengers",
+            "distance_km",
+            "fare",
+            "payment",
+            "payment.method",
+            "payment.tip",
+            "day"
+        ]
+    );
+    assert_eq!(v["schema"][5]["type"], "decimal(8,2)");
+    assert!(v["schema"][0].get("physical_name").is_none());
+
+    let v3 = info_json(&[&s, "--version", "3"]);
+    assert_eq!(v3["version"], 3);
+    assert_eq!(v3["files"], 4);
+    assert_eq!(v3["num_rows"], 295);
+}
+
+#[test]
+fn text_form_names_the_essentials() {
+    let out = dar()
+        .args(["info", &arg(&sample())])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for want in [
+        "version:           7",
+        "reader 3 (features: deletionVectors)",
+        "partition columns: day",
+        "  payment.tip     decimal(6,2)  null",
+        "delta.enableDeletionVectors = true",
+        "files:             4 (",
+        "rows:              300 (exact: 310 in numRecords, 10 deleted by deletion vectors)",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn column_mapping_shows_physical_names() {
+    let Some(t) = dar_testdata::table("kernel/cdf-column-mapping-id-mode") else {
+        return;
+    };
+    let v = info_json(&[&arg(&t)]);
+    assert_eq!(v["column_mapping_mode"], "id");
+    for c in v["schema"].as_array().unwrap() {
+        let physical = c["physical_name"].as_str().unwrap();
+        assert!(physical.starts_with("col-"), "{c}");
+        assert!(c["field_id"].as_i64().is_some(), "{c}");
+    }
+}

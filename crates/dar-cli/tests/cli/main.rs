@@ -1,0 +1,108 @@
+//! Runs the built `dar` binary over the committed sample table and the
+//! shared Delta test tables, and checks its output against `dar-scan` and
+//! `dar-log` called as libraries.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests"
+)]
+
+mod errors;
+mod files;
+mod info;
+mod scan;
+
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use assert_cmd::Command;
+
+/// The `dar` binary of this build.
+pub fn dar() -> Command {
+    let mut c = Command::cargo_bin("dar").unwrap();
+    // Errors must not depend on the caller's environment.
+    c.env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE");
+    c
+}
+
+/// The committed sample table (`examples/data/sample`).
+pub fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/sample")
+}
+
+/// `path` as the string the CLI takes.
+pub fn arg(path: &Path) -> String {
+    path.to_str().unwrap().to_string()
+}
+
+/// A copy of the sample table in a temp dir, for corrupting.
+pub fn sample_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&sample(), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Rows of `table` read by `dar-scan` as a library.
+pub async fn library_rows(
+    table: &str,
+    columns: Option<&[&str]>,
+    filter: Option<&str>,
+) -> dar_scan::Result<Vec<RecordBatch>> {
+    let t = dar_scan::Table::open(table).await?;
+    let mut b = t.scan();
+    if let Some(c) = columns {
+        b = b.with_columns(c.iter().copied());
+    }
+    if let Some(f) = filter {
+        b = b.with_predicate_sql(f);
+    }
+    b.build()?.collect().await
+}
+
+/// Asserts that two batch lists hold the same rows in the same order, with
+/// the same column names and types.
+pub fn assert_same_rows(context: &str, got: &[RecordBatch], want: &[RecordBatch]) {
+    let rows = |b: &[RecordBatch]| b.iter().map(RecordBatch::num_rows).sum::<usize>();
+    assert_eq!(rows(got), rows(want), "{context}: row count");
+    if want.is_empty() {
+        return;
+    }
+    let want_schema = want[0].schema();
+    let got_schema = if got.is_empty() {
+        return;
+    } else {
+        got[0].schema()
+    };
+    let names = |s: &arrow_schema::Schema| {
+        s.fields()
+            .iter()
+            .map(|f| (f.name().clone(), f.data_type().clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&got_schema), names(&want_schema), "{context}: schema");
+    let got = arrow_select::concat::concat_batches(&got_schema, got).unwrap();
+    let want = arrow_select::concat::concat_batches(&want_schema, want).unwrap();
+    for i in 0..want.num_columns() {
+        assert!(
+            got.column(i).as_ref() == want.column(i).as_ref(),
+            "{context}: column {} differs",
+            want_schema.field(i).name()
+        );
+    }
+}
