@@ -5,6 +5,7 @@
 //! Every format but `table` streams: memory stays bounded by one batch.
 
 mod flatten;
+pub mod logical;
 mod pipe;
 mod sinks;
 

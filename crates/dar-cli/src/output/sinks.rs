@@ -10,6 +10,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::BatchSink;
 use super::flatten::flatten_for_csv;
+use super::logical;
 use crate::cli::ScanFormat;
 use crate::error::CliError;
 
@@ -58,14 +59,16 @@ pub fn batch_sink<'w>(
             let props = WriterProperties::builder()
                 .set_compression(Compression::SNAPPY)
                 .build();
+            let schema = logical::schema(schema);
             let writer = ArrowWriter::try_new(out, schema.clone(), Some(props))
                 .map_err(|e| CliError::write("parquet", e))?;
-            Box::new(ParquetSink { writer })
+            Box::new(ParquetSink { writer, schema })
         }
         ScanFormat::Arrow => {
-            let writer = arrow_ipc::writer::StreamWriter::try_new(out, schema)
+            let schema = logical::schema(schema);
+            let writer = arrow_ipc::writer::StreamWriter::try_new(out, &schema)
                 .map_err(|e| CliError::write("arrow", e))?;
-            Box::new(ArrowSink { writer })
+            Box::new(ArrowSink { writer, schema })
         }
         ScanFormat::Null => Box::new(NullSink { out, rows: 0 }),
     })
@@ -131,12 +134,15 @@ impl BatchSink for JsonSink<'_> {
 
 struct ParquetSink<'w> {
     writer: ArrowWriter<Box<dyn Write + Send + 'w>>,
+    schema: SchemaRef,
 }
 
 impl BatchSink for ParquetSink<'_> {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), CliError> {
+        let batch =
+            logical::batch(batch, &self.schema).map_err(|e| CliError::write("parquet", e))?;
         self.writer
-            .write(batch)
+            .write(&batch)
             .map_err(|e| CliError::write("parquet", e))
     }
 
@@ -151,12 +157,14 @@ impl BatchSink for ParquetSink<'_> {
 
 struct ArrowSink<'w> {
     writer: arrow_ipc::writer::StreamWriter<Box<dyn Write + Send + 'w>>,
+    schema: SchemaRef,
 }
 
 impl BatchSink for ArrowSink<'_> {
     fn write(&mut self, batch: &RecordBatch) -> Result<(), CliError> {
+        let batch = logical::batch(batch, &self.schema).map_err(|e| CliError::write("arrow", e))?;
         self.writer
-            .write(batch)
+            .write(&batch)
             .map_err(|e| CliError::write("arrow", e))
     }
 
