@@ -36,9 +36,10 @@ fn io_line(io: &IoSnapshot) -> String {
     } else {
         format!(": {}", classes.join(", "))
     };
+    let requests = io.requests();
     format!(
-        "{} requests, {}{detail}",
-        io.requests(),
+        "{requests} request{}, {}{detail}",
+        if requests == 1 { "" } else { "s" },
         human_bytes(io.bytes())
     )
 }

@@ -7,12 +7,12 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 use dar_log::FileIndex;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{Streams, out};
 use crate::cli::{FilesArgs, FilesFormat};
 use crate::error::CliError;
-use crate::output::{write_csv, write_table};
+use crate::output::{JsonObject, write_csv, write_table};
 
 /// Runs `dar files`.
 pub async fn run(args: &FilesArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
@@ -47,31 +47,28 @@ pub async fn run(args: &FilesArgs, streams: &mut Streams<'_>) -> Result<(), CliE
 /// One file as a JSON object: `path` (as in the log), `object_path`,
 /// `size`, `modification_time`, `partition_values`, `num_records`,
 /// `deletion_vector` (null or its descriptor fields).
-pub fn file_json(index: &FileIndex, i: usize) -> Result<Value, ArrowError> {
+pub fn file_json(index: &FileIndex, i: usize) -> Result<JsonObject, ArrowError> {
     let int = |a: &arrow_array::Int64Array| (!a.is_null(i)).then(|| a.value(i));
-    let mut partitions = Map::new();
+    let mut partitions = JsonObject::new();
     for (c, a) in index.partition_columns.iter().zip(&index.partition_values) {
-        partitions.insert(c.name.clone(), json_scalar(a, i)?);
+        partitions = partitions.with(&c.name, json_scalar(a, i)?);
     }
-    let dv = match index.deletion_vector(i) {
-        None => Value::Null,
-        Some(d) => json!({
-            "storage_type": d.storage_type,
-            "path_or_inline_dv": d.path_or_inline_dv,
-            "offset": d.offset,
-            "size_in_bytes": d.size_in_bytes,
-            "cardinality": d.cardinality,
-        }),
-    };
-    Ok(json!({
-        "path": index.path.value(i),
-        "object_path": index.object_path.value(i),
-        "size": int(&index.size),
-        "modification_time": int(&index.modification_time),
-        "partition_values": partitions,
-        "num_records": int(&index.stats.num_records),
-        "deletion_vector": dv,
-    }))
+    let dv = index.deletion_vector(i).map(|d| {
+        JsonObject::new()
+            .with("storage_type", d.storage_type)
+            .with("path_or_inline_dv", d.path_or_inline_dv)
+            .with("offset", d.offset)
+            .with("size_in_bytes", d.size_in_bytes)
+            .with("cardinality", d.cardinality)
+    });
+    Ok(JsonObject::new()
+        .with("path", index.path.value(i))
+        .with("object_path", index.object_path.value(i))
+        .with("size", int(&index.size))
+        .with("modification_time", int(&index.modification_time))
+        .with_object("partition_values", partitions)
+        .with("num_records", int(&index.stats.num_records))
+        .with_optional_object("deletion_vector", dv))
 }
 
 /// Value `i` of `array` as JSON: booleans and integers natively, finite

@@ -8,11 +8,12 @@ use arrow_array::Array;
 use dar_log::schema::{ColumnMappingMode, DataType, StructType};
 use dar_log::{FileIndex, Snapshot};
 use dar_scan::Table;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Streams, human_bytes, out};
 use crate::cli::InfoArgs;
 use crate::error::CliError;
+use crate::output::JsonObject;
 
 /// Rows of a snapshot as its log tells them, without reading data files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,64 +135,208 @@ fn rfc3339(ms: i64) -> Option<String> {
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
-fn features(list: &Option<Vec<String>>) -> Value {
-    match list {
-        Some(l) => json!(l),
-        None => Value::Null,
-    }
+/// Everything `dar info` reports, computed once for both forms.
+struct Info {
+    table: String,
+    version: u64,
+    commit_timestamp: Option<String>,
+    min_reader_version: i32,
+    min_writer_version: i32,
+    reader_features: Option<Vec<String>>,
+    writer_features: Option<Vec<String>>,
+    id: String,
+    name: Option<String>,
+    description: Option<String>,
+    created_time: Option<String>,
+    column_mapping: ColumnMappingMode,
+    partition_columns: Vec<String>,
+    columns: Vec<Column>,
+    properties: BTreeMap<String, String>,
+    files: usize,
+    files_with_dv: usize,
+    total_bytes: u64,
+    count: RowCount,
 }
 
-/// The whole report as JSON (also the source of the text form).
-fn report(table: &Table, snapshot: &Snapshot, index: &FileIndex) -> Value {
-    let protocol = snapshot.protocol();
-    let metadata = snapshot.metadata();
-    let mode = snapshot.column_mapping_mode();
-    let count = row_count(index);
-    let total_bytes: i64 = index.size.iter().flatten().sum();
-    let schema: Vec<Value> = columns(snapshot.schema(), mode)
-        .into_iter()
-        .map(|c| {
-            let mut o = json!({
-                "path": c.path,
-                "type": c.data_type,
-                "nullable": c.nullable,
-            });
-            if let Some(p) = c.physical_path {
-                o["physical_name"] = json!(p);
+impl Info {
+    fn new(table: &Table, snapshot: &Snapshot, index: &FileIndex) -> Self {
+        let protocol = snapshot.protocol();
+        let metadata = snapshot.metadata();
+        let mode = snapshot.column_mapping_mode();
+        Self {
+            table: table.uri().to_string(),
+            version: snapshot.version(),
+            commit_timestamp: snapshot.commit_timestamp_ms().and_then(rfc3339),
+            min_reader_version: protocol.min_reader_version,
+            min_writer_version: protocol.min_writer_version,
+            reader_features: protocol.reader_features.clone(),
+            writer_features: protocol.writer_features.clone(),
+            id: metadata.id.clone(),
+            name: metadata.name.clone(),
+            description: metadata.description.clone(),
+            created_time: metadata.created_time.and_then(rfc3339),
+            column_mapping: mode,
+            partition_columns: snapshot.partition_columns().to_vec(),
+            columns: columns(snapshot.schema(), mode),
+            properties: snapshot
+                .table_properties()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            files: index.len(),
+            files_with_dv: (0..index.len())
+                .filter(|&i| index.deletion_vector(i).is_some())
+                .count(),
+            total_bytes: index
+                .size
+                .iter()
+                .flatten()
+                .map(|s| u64::try_from(s).unwrap_or(0))
+                .sum(),
+            count: row_count(index),
+        }
+    }
+
+    fn to_json(&self) -> JsonObject {
+        let schema: Vec<JsonObject> = self
+            .columns
+            .iter()
+            .map(|c| {
+                let mut o = JsonObject::new()
+                    .with("path", c.path.as_str())
+                    .with("type", c.data_type.as_str())
+                    .with("nullable", c.nullable);
+                if let Some(p) = &c.physical_path {
+                    o = o.with("physical_name", p.as_str());
+                }
+                if let Some(id) = c.field_id {
+                    o = o.with("field_id", id);
+                }
+                o
+            })
+            .collect();
+        JsonObject::new()
+            .with("table", self.table.as_str())
+            .with("version", self.version)
+            .with("commit_timestamp", self.commit_timestamp.clone())
+            .with_object(
+                "protocol",
+                JsonObject::new()
+                    .with("min_reader_version", self.min_reader_version)
+                    .with("min_writer_version", self.min_writer_version)
+                    .with("reader_features", self.reader_features.clone())
+                    .with("writer_features", self.writer_features.clone()),
+            )
+            .with("id", self.id.as_str())
+            .with("name", self.name.clone())
+            .with("description", self.description.clone())
+            .with("created_time", self.created_time.clone())
+            .with("column_mapping_mode", self.column_mapping.to_string())
+            .with("partition_columns", self.partition_columns.clone())
+            .with_objects("schema", &schema)
+            .with("properties", json!(self.properties))
+            .with("files", self.files)
+            .with("files_with_deletion_vectors", self.files_with_dv)
+            .with("total_bytes", self.total_bytes)
+            .with("num_rows", self.count.rows)
+            .with("num_rows_exact", self.count.exact)
+            .with("num_records", self.count.num_records)
+            .with("deleted_rows", self.count.deleted)
+            .with(
+                "files_without_num_records",
+                self.count.files_without_num_records,
+            )
+    }
+
+    fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let list = |l: &Option<Vec<String>>| match l {
+            Some(l) if !l.is_empty() => l.join(", "),
+            Some(_) => "none".to_string(),
+            None => "-".to_string(),
+        };
+        writeln!(w, "table:             {}", self.table)?;
+        match &self.commit_timestamp {
+            Some(t) => writeln!(w, "version:           {} (committed {t})", self.version)?,
+            None => writeln!(w, "version:           {}", self.version)?,
+        }
+        writeln!(
+            w,
+            "protocol:          reader {} (features: {}), writer {} (features: {})",
+            self.min_reader_version,
+            list(&self.reader_features),
+            self.min_writer_version,
+            list(&self.writer_features)
+        )?;
+        writeln!(w, "id:                {}", self.id)?;
+        if let Some(name) = &self.name {
+            writeln!(w, "name:              {name}")?;
+        }
+        if let Some(d) = &self.description {
+            writeln!(w, "description:       {d}")?;
+        }
+        writeln!(w, "column mapping:    {}", self.column_mapping)?;
+        writeln!(
+            w,
+            "partition columns: {}",
+            list(&Some(self.partition_columns.clone()))
+        )?;
+        writeln!(w, "schema:")?;
+        let width = self.columns.iter().map(|c| c.path.len()).max().unwrap_or(0);
+        let type_width = self
+            .columns
+            .iter()
+            .map(|c| c.data_type.len())
+            .max()
+            .unwrap_or(0);
+        for c in &self.columns {
+            let mut line = format!(
+                "  {:width$}  {:type_width$}  {}",
+                c.path,
+                c.data_type,
+                if c.nullable { "null" } else { "not null" }
+            );
+            if let Some(p) = &c.physical_path {
+                line.push_str(&format!("  physical: {p}"));
             }
             if let Some(id) = c.field_id {
-                o["field_id"] = json!(id);
+                line.push_str(&format!("  id: {id}"));
             }
-            o
-        })
-        .collect();
-    let properties: BTreeMap<&String, &String> = snapshot.table_properties().iter().collect();
-    json!({
-        "table": table.uri(),
-        "version": snapshot.version(),
-        "commit_timestamp": snapshot.commit_timestamp_ms().and_then(rfc3339),
-        "protocol": {
-            "min_reader_version": protocol.min_reader_version,
-            "min_writer_version": protocol.min_writer_version,
-            "reader_features": features(&protocol.reader_features),
-            "writer_features": features(&protocol.writer_features),
-        },
-        "id": metadata.id,
-        "name": metadata.name,
-        "description": metadata.description,
-        "created_time": metadata.created_time.and_then(rfc3339),
-        "column_mapping_mode": mode.to_string(),
-        "partition_columns": snapshot.partition_columns(),
-        "schema": schema,
-        "properties": properties,
-        "files": index.len(),
-        "total_bytes": total_bytes,
-        "num_rows": count.rows,
-        "num_rows_exact": count.exact,
-        "num_records": count.num_records,
-        "deleted_rows": count.deleted,
-        "files_without_num_records": count.files_without_num_records,
-    })
+            writeln!(w, "{}", line.trim_end())?;
+        }
+        if self.properties.is_empty() {
+            writeln!(w, "properties:        none")?;
+        } else {
+            writeln!(w, "properties:")?;
+            for (k, v) in &self.properties {
+                writeln!(w, "  {k} = {v}")?;
+            }
+        }
+        writeln!(
+            w,
+            "files:             {} ({}, {} bytes; {} with deletion vectors)",
+            self.files,
+            human_bytes(self.total_bytes),
+            self.total_bytes,
+            self.files_with_dv
+        )?;
+        let c = &self.count;
+        match c.rows {
+            Some(rows) if c.exact => writeln!(
+                w,
+                "rows:              {rows} (exact: {} in numRecords, {} deleted by deletion vectors)",
+                c.num_records, c.deleted
+            ),
+            Some(rows) => writeln!(
+                w,
+                "rows:              {rows} (estimated: {} of {} files have no numRecords; {} deleted by deletion vectors)",
+                c.files_without_num_records, self.files, c.deleted
+            ),
+            None => writeln!(
+                w,
+                "rows:              unknown (no file has numRecords in its statistics)"
+            ),
+        }
+    }
 }
 
 /// Runs `dar info`.
@@ -204,116 +349,12 @@ pub async fn run(args: &InfoArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
             uri: table.uri().to_string(),
             source: Box::new(source),
         })?;
-    let report = report(&table, snapshot, index);
+    let info = Info::new(&table, snapshot, index);
     let w = &mut *streams.stdout;
     if args.json {
-        out!("json", w, "{report}")?;
+        out!("json", w, "{}", info.to_json())?;
     } else {
-        write_text(w, &report, snapshot, index).map_err(|e| CliError::write("text", e))?;
+        info.write_text(w).map_err(|e| CliError::write("text", e))?;
     }
     w.flush().map_err(|e| CliError::write("text", e))
-}
-
-fn list(v: &Value) -> String {
-    match v.as_array() {
-        Some(a) if !a.is_empty() => a
-            .iter()
-            .map(|x| x.as_str().unwrap_or_default().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        Some(_) => "none".to_string(),
-        None => "-".to_string(),
-    }
-}
-
-fn write_text(
-    w: &mut dyn Write,
-    r: &Value,
-    snapshot: &Snapshot,
-    index: &FileIndex,
-) -> std::io::Result<()> {
-    let p = &r["protocol"];
-    let s = |v: &Value| v.as_str().map(str::to_string).unwrap_or_default();
-    writeln!(w, "table:             {}", s(&r["table"]))?;
-    match r["commit_timestamp"].as_str() {
-        Some(t) => writeln!(w, "version:           {} (committed {t})", r["version"])?,
-        None => writeln!(w, "version:           {}", r["version"])?,
-    }
-    writeln!(
-        w,
-        "protocol:          reader {} (features: {}), writer {} (features: {})",
-        p["min_reader_version"],
-        list(&p["reader_features"]),
-        p["min_writer_version"],
-        list(&p["writer_features"])
-    )?;
-    writeln!(w, "id:                {}", s(&r["id"]))?;
-    if let Some(name) = r["name"].as_str() {
-        writeln!(w, "name:              {name}")?;
-    }
-    if let Some(d) = r["description"].as_str() {
-        writeln!(w, "description:       {d}")?;
-    }
-    writeln!(w, "column mapping:    {}", s(&r["column_mapping_mode"]))?;
-    writeln!(w, "partition columns: {}", list(&r["partition_columns"]))?;
-    writeln!(w, "schema:")?;
-    let mode = snapshot.column_mapping_mode();
-    let cols = columns(snapshot.schema(), mode);
-    let width = cols.iter().map(|c| c.path.len()).max().unwrap_or(0);
-    let type_width = cols.iter().map(|c| c.data_type.len()).max().unwrap_or(0);
-    for c in &cols {
-        let mut line = format!(
-            "  {:width$}  {:type_width$}  {}",
-            c.path,
-            c.data_type,
-            if c.nullable { "null" } else { "not null" }
-        );
-        if let Some(p) = &c.physical_path {
-            line.push_str(&format!("  physical: {p}"));
-        }
-        if let Some(id) = c.field_id {
-            line.push_str(&format!("  id: {id}"));
-        }
-        writeln!(w, "{}", line.trim_end())?;
-    }
-    let props = r["properties"].as_object();
-    match props {
-        Some(props) if !props.is_empty() => {
-            writeln!(w, "properties:")?;
-            for (k, v) in props {
-                writeln!(w, "  {k} = {}", v.as_str().unwrap_or_default())?;
-            }
-        }
-        _ => writeln!(w, "properties:        none")?,
-    }
-    let bytes = r["total_bytes"].as_u64().unwrap_or(0);
-    let dv_files = (0..index.len())
-        .filter(|&i| index.deletion_vector(i).is_some())
-        .count();
-    writeln!(
-        w,
-        "files:             {} ({}, {bytes} bytes; {dv_files} with deletion vectors)",
-        index.len(),
-        human_bytes(bytes)
-    )?;
-    let count = row_count(index);
-    match count.rows {
-        Some(rows) if count.exact => writeln!(
-            w,
-            "rows:              {rows} (exact: {} in numRecords, {} deleted by deletion vectors)",
-            count.num_records, count.deleted
-        )?,
-        Some(rows) => writeln!(
-            w,
-            "rows:              {rows} (estimated: {} of {} files have no numRecords; {} deleted by deletion vectors)",
-            count.files_without_num_records,
-            index.len(),
-            count.deleted
-        )?,
-        None => writeln!(
-            w,
-            "rows:              unknown (no file has numRecords in its statistics)"
-        )?,
-    }
-    Ok(())
 }

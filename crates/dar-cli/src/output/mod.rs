@@ -5,11 +5,13 @@
 //! Every format but `table` streams: memory stays bounded by one batch.
 
 mod flatten;
+mod json_object;
 pub mod logical;
 mod pipe;
 mod sinks;
 
 pub use flatten::flatten_for_csv;
+pub use json_object::JsonObject;
 pub use pipe::PipeWatch;
 pub use sinks::{batch_sink, write_csv, write_table};
 
