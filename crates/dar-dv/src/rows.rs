@@ -91,41 +91,85 @@ impl DeletedRows {
     /// footer, whether or not those were pruned. Selections of consecutive
     /// ranges concatenate into the selection of their union.
     pub fn selection(&self, range: Range<u64>) -> RowSelection {
-        RowSelection::from(self.selectors(range))
+        if range.start >= range.end {
+            return RowSelection::from(Vec::new());
+        }
+        // Feeding surviving runs to `from_consecutive_ranges` builds the
+        // selectors in one pass (`From<Vec<RowSelector>>` would re-merge them).
+        let survivors = Survivors {
+            deleted: self.deleted_rows_in(range.clone()),
+            cursor: range.start,
+            start: range.start,
+            end: range.end,
+        };
+        RowSelection::from_consecutive_ranges(survivors, to_usize(range.end - range.start))
     }
 
     /// The run-length selectors behind [`DeletedRows::selection`]: no empty
     /// runs, no two adjacent runs of the same kind.
     pub fn selectors(&self, range: Range<u64>) -> Vec<RowSelector> {
-        let mut selectors = Vec::new();
         if range.start >= range.end {
-            return selectors;
+            return Vec::new();
         }
-        // `cursor` is the first row not yet covered by a selector.
-        let mut cursor = range.start;
-        let mut skip_run = 0_usize;
-        for row in self.iter_range(range.clone()) {
-            if row == cursor && skip_run > 0 {
-                // Extends the current run of deleted rows.
-                skip_run += 1;
-            } else {
-                if skip_run > 0 {
-                    selectors.push(RowSelector::skip(skip_run));
-                }
-                if row > cursor {
-                    selectors.push(RowSelector::select(to_usize(row - cursor)));
-                }
-                skip_run = 1;
+        // At most one select and one skip run per deleted row, plus a tail.
+        let capacity = to_usize(self.deleted_in(range.clone()).saturating_mul(2) + 1);
+        let mut runs = Runs {
+            selectors: Vec::with_capacity(capacity),
+            cursor: range.start,
+            skip_run: 0,
+        };
+        self.for_each_in(range.clone(), |row| runs.push_deleted(row));
+        runs.finish(range.end)
+    }
+
+    /// Deleted rows in `range`, ascending, through roaring's per-bucket range
+    /// iterators (cheaper than the 64-bit iterator's `advance_to`).
+    fn deleted_rows_in(&self, range: Range<u64>) -> impl Iterator<Item = u64> + '_ {
+        let last = range.end.saturating_sub(1);
+        let (start_hi, end_hi) = ((range.start >> 32) as u32, (last >> 32) as u32);
+        self.rows
+            .bitmaps()
+            .skip_while(move |(key, _)| *key < start_hi)
+            .take_while(move |(key, _)| *key <= end_hi && range.start < range.end)
+            .flat_map(move |(key, bitmap)| {
+                let lo = if key == start_hi {
+                    range.start as u32
+                } else {
+                    0
+                };
+                let hi = if key == end_hi { last as u32 } else { u32::MAX };
+                let base = u64::from(key) << 32;
+                bitmap.range(lo..=hi).map(move |low| base | u64::from(low))
+            })
+    }
+
+    /// Calls `f` with each deleted row in `range`, ascending. Works bucket by
+    /// bucket with roaring's own range iterators (internal iteration), which
+    /// is markedly faster than stepping the 64-bit iterator.
+    fn for_each_in(&self, range: Range<u64>, mut f: impl FnMut(u64)) {
+        if range.start >= range.end {
+            return;
+        }
+        let last = range.end - 1;
+        let (start_hi, end_hi) = ((range.start >> 32) as u32, (last >> 32) as u32);
+        for (key, bitmap) in self.rows.bitmaps() {
+            if key < start_hi {
+                continue;
             }
-            cursor = row + 1;
+            if key > end_hi {
+                break;
+            }
+            let lo = if key == start_hi {
+                range.start as u32
+            } else {
+                0
+            };
+            let hi = if key == end_hi { last as u32 } else { u32::MAX };
+            let base = u64::from(key) << 32;
+            bitmap
+                .range(lo..=hi)
+                .for_each(|low| f(base | u64::from(low)));
         }
-        if skip_run > 0 {
-            selectors.push(RowSelector::skip(skip_run));
-        }
-        if cursor < range.end {
-            selectors.push(RowSelector::select(to_usize(range.end - cursor)));
-        }
-        selectors
     }
 
     /// The surviving rows of `[range.start, range.end)` as a mask with one
@@ -142,10 +186,10 @@ impl DeletedRows {
         // `new_null` zeroes: set every bit, then clear the deleted ones.
         bits.as_slice_mut().fill(0xFF);
         let bytes = bits.as_slice_mut();
-        for row in self.iter_range(range.clone()) {
+        self.for_each_in(range.clone(), |row| {
             let i = to_usize(row - range.start);
             bytes[i / 8] &= !(1 << (i % 8));
-        }
+        });
         BooleanBuffer::new(bits.into(), 0, len)
     }
 
@@ -176,6 +220,71 @@ impl FromIterator<u64> for DeletedRows {
         Self {
             rows: iter.into_iter().collect(),
         }
+    }
+}
+
+/// The surviving runs between ascending deleted rows, as ranges relative to
+/// `start` (the input `RowSelection::from_consecutive_ranges` wants).
+struct Survivors<I> {
+    deleted: I,
+    /// The first row not yet accounted for.
+    cursor: u64,
+    start: u64,
+    end: u64,
+}
+
+impl<I: Iterator<Item = u64>> Iterator for Survivors<I> {
+    type Item = Range<usize>;
+
+    fn next(&mut self) -> Option<Range<usize>> {
+        for row in self.deleted.by_ref() {
+            let run = self.cursor..row;
+            self.cursor = row + 1;
+            if !run.is_empty() {
+                return Some(to_usize(run.start - self.start)..to_usize(run.end - self.start));
+            }
+        }
+        let run = self.cursor..self.end;
+        self.cursor = self.end;
+        (!run.is_empty()).then(|| to_usize(run.start - self.start)..to_usize(run.end - self.start))
+    }
+}
+
+/// Builds run-length selectors from ascending deleted rows.
+struct Runs {
+    selectors: Vec<RowSelector>,
+    /// The first row not yet covered by a selector.
+    cursor: u64,
+    /// Length of the run of deleted rows ending just before `cursor`.
+    skip_run: usize,
+}
+
+impl Runs {
+    fn push_deleted(&mut self, row: u64) {
+        if row == self.cursor && self.skip_run > 0 {
+            self.skip_run += 1;
+        } else {
+            if self.skip_run > 0 {
+                self.selectors.push(RowSelector::skip(self.skip_run));
+            }
+            if row > self.cursor {
+                self.selectors
+                    .push(RowSelector::select(to_usize(row - self.cursor)));
+            }
+            self.skip_run = 1;
+        }
+        self.cursor = row + 1;
+    }
+
+    fn finish(mut self, end: u64) -> Vec<RowSelector> {
+        if self.skip_run > 0 {
+            self.selectors.push(RowSelector::skip(self.skip_run));
+        }
+        if self.cursor < end {
+            self.selectors
+                .push(RowSelector::select(to_usize(end - self.cursor)));
+        }
+        self.selectors
     }
 }
 
