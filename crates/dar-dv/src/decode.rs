@@ -31,12 +31,14 @@ pub(crate) const RECORD_OVERHEAD: u64 = 8;
 pub fn decode_inline(dv: &DvDescriptor) -> Result<DeletedRows> {
     let name = dv.source();
     if dv.storage_type() != StorageType::Inline {
-        return Err(DvError::InvalidPath {
+        return Err(DvError::InvalidArgument {
             dv: name,
             reason: "not an inline DV: fetch it from its file".to_owned(),
         });
     }
-    if dv.is_empty() && dv.path_or_inline_dv().is_empty() {
+    // Cardinality 0 means empty, whatever the payload (Delta-Spark writes
+    // `i` with an empty string).
+    if dv.is_empty() {
         return Ok(DeletedRows::default());
     }
     let mut bytes = z85::decode(dv.path_or_inline_dv()).map_err(|e| DvError::InvalidZ85 {
@@ -86,7 +88,7 @@ pub fn fetch_range(dv: &DvDescriptor) -> Range<u64> {
     }
 }
 
-/// Decodes `dv` from `bytes`, which hold the file's bytes from `start` on:
+/// Decodes a `u`/`p` DV from `bytes`, which hold the file's bytes from `start` on:
 /// either a whole DV file (`start == 0`, trailing records allowed), the
 /// exact [`fetch_range`], or the exact [`record_range`].
 ///
@@ -103,6 +105,12 @@ pub fn decode_file_bytes(
         path: path.to_owned(),
         offset,
     };
+    if dv.storage_type() == StorageType::Inline {
+        return Err(DvError::InvalidArgument {
+            dv: dv.source(),
+            reason: "an inline DV has no file: use decode_inline".to_owned(),
+        });
+    }
     let mut record = bytes;
     let mut whole_file = false;
     if start == 0 {
@@ -126,7 +134,7 @@ pub fn decode_file_bytes(
     }
     let skip = offset
         .checked_sub(start)
-        .ok_or_else(|| DvError::InvalidPath {
+        .ok_or_else(|| DvError::InvalidArgument {
             dv: name.clone(),
             reason: format!("bytes start at {start}, after the record's offset"),
         })?;

@@ -93,6 +93,15 @@ pub enum DvError {
         /// What was wrong.
         reason: String,
     },
+    /// The caller passed input that does not fit the call (e.g. a file DV to
+    /// [`crate::decode_inline`], or bytes starting after the record).
+    #[error("{dv}: {reason}")]
+    InvalidArgument {
+        /// The DV.
+        dv: DvSource,
+        /// What did not fit.
+        reason: String,
+    },
     /// Fewer bytes than the layout requires.
     #[error("{dv}: truncated: needed {expected} bytes for the {what}, found {actual}")]
     Truncated {
@@ -213,6 +222,7 @@ impl DvError {
             | Self::InvalidDescriptor { dv, .. }
             | Self::InvalidZ85 { dv, .. }
             | Self::InvalidPath { dv, .. }
+            | Self::InvalidArgument { dv, .. }
             | Self::Truncated { dv, .. }
             | Self::TrailingBytes { dv, .. }
             | Self::BadVersion { dv, .. }

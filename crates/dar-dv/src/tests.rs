@@ -265,6 +265,21 @@ fn decode_a_like(file: &[u8], size: i64, card: i64) -> Result<DeletedRows> {
 }
 
 #[test]
+fn wrong_decoder_for_the_storage_type() {
+    let inline = DvDescriptor::try_new("i", INLINE_B, None, 44, 6).unwrap();
+    let err = decode_file_bytes(&inline, "x.bin", 0, &FILE_A).unwrap_err();
+    assert!(matches!(err, DvError::InvalidArgument { .. }), "{err:?}");
+    let err = decode_inline(&descriptor_a()).unwrap_err();
+    assert!(matches!(err, DvError::InvalidArgument { .. }), "{err:?}");
+    // Bytes that start after the record cannot hold it.
+    let err = decode_file_bytes(&descriptor_a(), "a.bin", 2, &FILE_A[2..]).unwrap_err();
+    assert!(matches!(err, DvError::InvalidArgument { .. }), "{err:?}");
+    // Cardinality 0 is empty whatever the payload says.
+    let zero = DvDescriptor::try_new("i", INLINE_B, None, 44, 0).unwrap();
+    assert!(decode_inline(&zero).unwrap().is_empty());
+}
+
+#[test]
 fn bad_file_framing() {
     let mut version = FILE_A;
     version[0] = 2;

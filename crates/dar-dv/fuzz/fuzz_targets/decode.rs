@@ -22,6 +22,9 @@ fn query(rows: &DeletedRows, hint: u16) {
     assert_eq!(covered, end - start);
     let skipped: u64 = selectors.iter().filter(|s| s.skip).map(|s| s.row_count as u64).sum();
     assert_eq!(skipped, rows.deleted_in(start..end));
+    let selection = rows.selection(start..end);
+    assert_eq!(selection.row_count() as u64, rows.surviving_in(start..end));
+    assert_eq!(selection.skipped_row_count() as u64, skipped);
     if end - start <= 1 << 16 {
         let mask = rows.mask(start..end);
         assert_eq!(mask.len() as u64, end - start);
