@@ -11,7 +11,7 @@
 //! 3. Delta timestamp maxima are widened by 999 µs;
 //! 4. Delta string maxima that may be truncated are flagged and, where they
 //!    end in a tie-breaker character, cut back to the plain prefix;
-//! 5. null and row counts become `UInt64`, and null counts of containers
+//! 5. null and row counts become `Int64`, and null counts of containers
 //!    with wide bounds are dropped unless they are 0 or the row count.
 
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use arrow_arith::boolean::{and, not};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, StringArray,
-    TimestampMicrosecondArray, UInt64Array, cast::AsArray, types,
+    TimestampMicrosecondArray, cast::AsArray, types,
 };
 use arrow_cast::cast::cast;
 use arrow_ord::cmp;
@@ -73,16 +73,27 @@ pub(super) fn prepare(
     };
     let mut min = usable(stats.min, metrics);
     let mut max = usable(stats.max, metrics);
-    let counts = |a: Option<ArrayRef>, metrics: &mut PruningMetrics| -> Option<UInt64Array> {
+    let counts = |a: Option<ArrayRef>, metrics: &mut PruningMetrics| -> Option<Int64Array> {
         let a = a?;
         let ok = a.len() == n && (a.data_type().is_integer() || a.data_type() == &DataType::Null);
         if !ok {
             metrics.unusable_statistics += 1;
             return None;
         }
-        cast(&a, &DataType::UInt64)
-            .ok()
-            .map(|c| c.as_primitive::<types::UInt64Type>().clone())
+        // Int64 (Delta's JSON longs) passes through without a copy; other
+        // integer types are cast (values out of range become unknown).
+        let counts = match a.data_type() {
+            DataType::Int64 => a.as_primitive::<types::Int64Type>().clone(),
+            _ => cast(&a, &DataType::Int64).ok()?.as_primitive::<types::Int64Type>().clone(),
+        };
+        // A negative count is malformed: unknown.
+        match arrow_arith::aggregate::min(&counts) {
+            Some(m) if m < 0 => {
+                let negative = cmp::lt(&counts, &Int64Array::new_scalar(0)).ok()?;
+                Some(arrow_select::nullif::nullif(&counts, &negative).ok()?.as_primitive().clone())
+            }
+            _ => Some(counts),
+        }
     };
     let mut null_count = counts(stats.null_count, metrics);
     let row_count = counts(stats.row_count, metrics);
@@ -91,7 +102,7 @@ pub(super) fn prepare(
     if let (Some(tight), Some(nc), Some(rc)) = (&stats.tight_bounds, &null_count, &row_count) {
         if tight.len() == n {
             let mask = (|| {
-                let zero = UInt64Array::new_scalar(0);
+                let zero = Int64Array::new_scalar(0);
                 let middle = and(&cmp::neq(nc, &zero).ok()?, &cmp::neq(nc, rc).ok()?).ok()?;
                 and(&not(tight).ok()?, &middle).ok()
             })();
@@ -106,7 +117,7 @@ pub(super) fn prepare(
         // Without a row count only 0 is meaningful.
         let mask = not(tight)
             .ok()
-            .and_then(|loose| and(&loose, &cmp::neq(nc, &UInt64Array::new_scalar(0)).ok()?).ok());
+            .and_then(|loose| and(&loose, &cmp::neq(nc, &Int64Array::new_scalar(0)).ok()?).ok());
         null_count = mask
             .and_then(|m| arrow_select::nullif::nullif(nc, &m).ok())
             .map(|a| a.as_primitive().clone());
@@ -118,7 +129,7 @@ pub(super) fn prepare(
     };
     let has_null = null_count
         .as_ref()
-        .and_then(|nc| cmp::gt(nc, &UInt64Array::new_scalar(0)).ok());
+        .and_then(|nc| cmp::gt(nc, &Int64Array::new_scalar(0)).ok());
 
     let nan_possible = target.is_floating() && sem.nan_outside_bounds;
     match target {
@@ -141,7 +152,7 @@ pub(super) fn prepare(
         _ => {}
     }
     let max_prefix = match (target, sem.string_max_prefix_length, &max) {
-        (DataType::Utf8, Some(len), Some(m)) => Some(string_prefixes(m.as_string::<i32>(), len)),
+        (DataType::Utf8, Some(len), Some(m)) => string_prefixes(m.as_string::<i32>(), len),
         _ => None,
     };
     Prepared {
@@ -180,22 +191,25 @@ fn float32(a: &ArrayRef, zero: f32) -> ArrayRef {
     Arc::new(out)
 }
 
-/// Flags maxima that may be truncated and returns the prefix each stands for.
-fn string_prefixes(max: &StringArray, prefix_length: usize) -> (BooleanArray, ArrayRef) {
-    let mut flags = Vec::with_capacity(max.len());
+/// Flags maxima that may be truncated and returns the prefix each stands
+/// for; `None` when no maximum is flagged (the common case, which then
+/// costs one pass over the string lengths and no allocation).
+fn string_prefixes(max: &StringArray, prefix_length: usize) -> Option<(BooleanArray, ArrayRef)> {
+    // A string of fewer bytes than `prefix_length` has fewer characters too,
+    // so characters are only counted for long values.
+    let flagged = |v: &str| {
+        v.ends_with(TIE_BREAKERS)
+            || (v.len() >= prefix_length && v.chars().count() >= prefix_length)
+    };
+    if !max.iter().flatten().any(flagged) {
+        return None;
+    }
+    let flags: BooleanArray = max.iter().map(|v| Some(v.is_some_and(flagged))).collect();
     let prefixes: StringArray = max
         .iter()
-        .map(|v| {
-            let Some(v) = v else {
-                flags.push(false);
-                return None;
-            };
-            let stripped = v.strip_suffix(TIE_BREAKERS);
-            flags.push(stripped.is_some() || v.chars().count() >= prefix_length);
-            Some(stripped.unwrap_or(v))
-        })
+        .map(|v| v.map(|v| v.strip_suffix(TIE_BREAKERS).unwrap_or(v)))
         .collect();
-    (BooleanArray::from(flags), Arc::new(prefixes))
+    Some((flags, Arc::new(prefixes)))
 }
 
 /// Casts statistics to the canonical literal type when the conversion keeps
