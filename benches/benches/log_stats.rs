@@ -240,6 +240,18 @@ fn main() {
     let bytes: usize = stats.iter().map(String::len).sum();
     let ours = best_of_3(|| dar(&columns, &stats));
     let baseline = best_of_3(|| serde_tree(&stats));
+    // The floor of any serde_json-based reader: validate and skip every byte.
+    let floor = best_of_3(|| {
+        stats
+            .iter()
+            .map(|s| serde_json::from_str::<&serde_json::value::RawValue>(s).is_ok() as usize)
+            .sum()
+    });
+    println!(
+        "log_stats: serde_json skip-only floor {:.1} ms (dar is {:.2}x the floor)",
+        floor.as_secs_f64() * 1e3,
+        ours.as_secs_f64() / floor.as_secs_f64()
+    );
     println!(
         "log_stats: {FILES} stats strings, {} MB, 20 columns: dar StatsBuilder {:.1} ms, serde Value tree {:.1} ms, ratio {:.2}x faster",
         bytes / 1_000_000,
