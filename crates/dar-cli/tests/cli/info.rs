@@ -113,3 +113,68 @@ fn column_mapping_shows_physical_names() {
         assert!(c["field_id"].as_i64().is_some(), "{c}");
     }
 }
+
+#[test]
+fn rows_are_estimated_when_a_file_has_no_num_records() {
+    // Version 5 adds the 01-04 file (70 rows); drop its stats.
+    let t = crate::sample_copy();
+    let commit = t.path().join("_delta_log/00000000000000000005.json");
+    let text = std::fs::read_to_string(&commit).unwrap();
+    let edited: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if let Some(add) = v.get_mut("add").and_then(Value::as_object_mut) {
+                add.remove("stats");
+            }
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&commit, edited.join("\n") + "\n").unwrap();
+    let v = info_json(&[&arg(t.path())]);
+    assert_eq!(v["num_rows_exact"], false);
+    assert_eq!(v["files_without_num_records"], 1);
+    assert_eq!(v["num_records"], 240);
+    // 240 known rows in the other three files' bytes, scaled to the fourth.
+    let rows = v["num_rows"].as_u64().unwrap();
+    assert!((280..=330).contains(&rows), "{rows}");
+    let text = dar()
+        .args(["info", &arg(t.path())])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains(
+            "(estimated: 1 of 4 files have no numRecords; 10 deleted by deletion vectors)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn timestamps_select_versions() {
+    // Commit times here are the log files' modification times (no
+    // in-commit timestamps, monotonized by dar-log), so only the first
+    // commit's time is known exactly: it selects version 0.
+    let s = arg(&sample());
+    let v0 = info_json(&[&s, "--version", "0"]);
+    let t0 = v0["commit_timestamp"].as_str().unwrap();
+    assert_eq!(info_json(&[&s, "--timestamp", t0])["version"], 0);
+    let ms = chrono::DateTime::parse_from_rfc3339(t0)
+        .unwrap()
+        .timestamp_millis();
+    assert_eq!(
+        info_json(&[&s, "--timestamp", &ms.to_string()])["version"],
+        0
+    );
+    // Outside the history is an error, as in Spark.
+    dar()
+        .args(["info", &s, "--timestamp", "2999-01-01T00:00:00Z"])
+        .assert()
+        .failure()
+        .code(1)
+        .stderr(predicates::str::contains("after the table history"));
+}
