@@ -375,6 +375,44 @@ async fn cache_stays_within_its_byte_budget() {
 }
 
 #[tokio::test]
+async fn absolute_path_dvs_load_from_the_same_store() {
+    let mut writer = DvFileWriter::new();
+    writer.add(&DeletedRows::from_iter([1, 2])).unwrap();
+    let record = writer.add(&DeletedRows::from_iter([4, 1 << 35])).unwrap();
+    let inner = InMemory::new();
+    let path = Path::from("shared dvs/file.bin");
+    inner.put(&path, writer.finish().into()).await.unwrap();
+    let store = Arc::new(RecordingStore::new(Arc::new(inner)));
+    let dyn_store: Arc<dyn ObjectStore> = store.clone();
+    let root = Url::parse("memory:///tables/t/").unwrap();
+    let dv = DvDescriptor::try_new(
+        "p",
+        "memory:///shared%20dvs/file.bin",
+        Some(record.offset as i64),
+        i64::from(record.size_in_bytes),
+        2,
+    )
+    .unwrap();
+    let rows = DvCache::new(1 << 20)
+        .load(&dyn_store, &root, &dv)
+        .await
+        .unwrap();
+    assert_eq!(rows.iter().collect::<Vec<_>>(), [4, 1 << 35]);
+    let end = record.offset + 8 + u64::from(record.size_in_bytes);
+    assert_eq!(
+        store.requests(),
+        [("shared dvs/file.bin".to_owned(), Some(record.offset..end))]
+    );
+    // The same file through another store origin is refused, not misread.
+    let other = Url::parse("s3://bucket/t/").unwrap();
+    let err = DvCache::new(1 << 20)
+        .load(&dyn_store, &other, &dv)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, DvError::InvalidPath { .. }), "{err:?}");
+}
+
+#[tokio::test]
 async fn fetch_errors_name_the_dv_file() {
     let (store, root, descriptors) = three_record_store().await;
     let dyn_store: Arc<dyn ObjectStore> = store.clone();
