@@ -7,6 +7,7 @@
 //! and the deletion-vector descriptor fields. Pruning sweeps these arrays in
 //! one vectorized pass instead of looping over per-file structs.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -42,6 +43,13 @@ pub struct FileIndex {
     pub dv: DvColumns,
 }
 
+fn fmt_err(_: std::fmt::Error) -> LogError {
+    LogError::arrow(
+        "file index object paths",
+        arrow_schema::ArrowError::MemoryError("string builder write failed".into()),
+    )
+}
+
 fn cat(context: &str, arrays: Vec<&dyn Array>) -> Result<ArrayRef> {
     if arrays.is_empty() {
         return Err(LogError::arrow(
@@ -50,6 +58,19 @@ fn cat(context: &str, arrays: Vec<&dyn Array>) -> Result<ArrayRef> {
         ));
     }
     arrow_select::concat::concat(&arrays).map_err(|e| LogError::arrow(context, e))
+}
+
+/// A relative path whose segments need no percent-decoding and are valid
+/// object-store segments as they stand (the common case: Spark's
+/// `part-…-c000.snappy.parquet` under `col=value/` directories).
+fn is_plain_relative(raw: &str) -> bool {
+    !raw.is_empty()
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'=' | b'/'))
+        && raw
+            .split('/')
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
 }
 
 /// Resolve a log path against the table root (protocol digest §2.9): join
@@ -69,6 +90,14 @@ pub fn resolve_path(root: &Path, raw: &str) -> Result<Path> {
     if has_scheme {
         let url = url::Url::parse(raw).map_err(|e| invalid(e.to_string()))?;
         return Path::from_url_path(url.path()).map_err(|e| invalid(e.to_string()));
+    }
+    if is_plain_relative(raw) {
+        // Nothing to decode or normalize: the key is the root joined with it.
+        return Ok(if root.as_ref().is_empty() {
+            Path::from(raw)
+        } else {
+            Path::from(format!("{root}/{raw}"))
+        });
     }
     let rel = Path::from_url_path(raw).map_err(|e| invalid(e.to_string()))?;
     Ok(rel.parts().fold(root.clone(), |p, part| p.join(part)))
@@ -90,7 +119,8 @@ fn typed_partitions(b: &mut PartitionValuesBuilder, batch: &AddColumns) -> Resul
 }
 
 /// Typed stats of one batch: `stats_parsed` when every file that has stats
-/// has them there, else the JSON strings.
+/// has them there, else the JSON strings; a batch without any stats is one
+/// all-null run.
 fn typed_stats(b: &mut StatsBuilder, batch: &AddColumns) -> Result<()> {
     if let Some(parsed) = &batch.stats_parsed {
         let json_only = (0..batch.len()).any(|i| parsed.is_null(i) && batch.stats.is_valid(i));
@@ -98,10 +128,22 @@ fn typed_stats(b: &mut StatsBuilder, batch: &AddColumns) -> Result<()> {
             return b.extend_parsed(parsed);
         }
     }
+    if batch.stats.null_count() == batch.len() {
+        b.push_absent_many(batch.len());
+        return Ok(());
+    }
     for i in 0..batch.len() {
         b.push_json(batch.stats.is_valid(i).then(|| batch.stats.value(i)));
     }
     Ok(())
+}
+
+/// Files whose stats go through the JSON builders (sizes them up front).
+fn json_stats_rows(adds: &[AddColumns]) -> usize {
+    adds.iter()
+        .filter(|a| a.stats_parsed.is_none())
+        .map(|a| a.len() - a.stats.null_count())
+        .sum()
 }
 
 impl FileIndex {
@@ -118,7 +160,7 @@ impl FileIndex {
         let mut partitions = PartitionValuesBuilder::with_capacity(columns.clone(), n);
         let config = StatsColumnsConfig::from_configuration(&metadata.configuration)?;
         let leaves = schema.stats_columns(mapping, &metadata.partition_columns, &config)?;
-        let mut stats = StatsBuilder::with_capacity(leaves, n);
+        let mut stats = StatsBuilder::with_capacity(leaves, json_stats_rows(adds));
         for batch in adds {
             typed_partitions(&mut partitions, batch)?;
             typed_stats(&mut stats, batch)?;
@@ -140,8 +182,19 @@ impl FileIndex {
             path.len(),
             path.value_data().len() + path.len() * (root.as_ref().len() + 1),
         );
+        let root_str = root.as_ref();
         for raw in path.iter().flatten() {
-            object_path.append_value(resolve_path(root, raw)?.as_ref());
+            if is_plain_relative(raw) {
+                // Write `root/raw` straight into the value buffer.
+                if !root_str.is_empty() {
+                    object_path.write_str(root_str).map_err(fmt_err)?;
+                    object_path.write_str("/").map_err(fmt_err)?;
+                }
+                object_path.write_str(raw).map_err(fmt_err)?;
+                object_path.append_value("");
+            } else {
+                object_path.append_value(resolve_path(root, raw)?.as_ref());
+            }
         }
         Ok(Self {
             object_path: object_path.finish(),

@@ -11,7 +11,7 @@
 //! drop domains whose newest action is a tombstone
 //! ```
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -19,7 +19,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
-use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKey};
+use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKey, FileKeySet};
 use crate::checkpoint::{append_add_line, read_checkpoint};
 use crate::commit::{Action, commit_info, parse_actions};
 use crate::error::{LogError, Result};
@@ -52,7 +52,7 @@ pub struct ReplayState {
 /// Accumulates state while walking commits newest first.
 #[derive(Default)]
 struct Replayer {
-    seen: HashSet<FileKey>,
+    seen: FileKeySet,
     adds: AddColumnsBuilder,
     protocol: Option<Protocol>,
     metadata: Option<Metadata>,

@@ -252,6 +252,36 @@ impl StatsBuilder {
         }
     }
 
+    /// Appends `n` files that have no stats at all (what `n` calls of
+    /// `push_json(None)` would append), as one run of all-null arrays.
+    /// Their buffers are zero-filled allocations the OS maps lazily, so a
+    /// large log without stats costs neither time nor resident memory here.
+    /// (Added by the log-replay side for stats-less logs.)
+    pub fn push_absent_many(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.flush();
+        // The builders are empty after `flush`: finishing one again only
+        // yields its (empty) array, whose type the null run copies.
+        let null_like = |b: &mut Option<ScalarBuilder>| -> Option<ArrayRef> {
+            b.as_mut()
+                .map(|b| arrow_array::new_null_array(b.finish().data_type(), n))
+        };
+        let chunk = Chunk {
+            num_records: Arc::new(Int64Array::new_null(n)),
+            tight_bounds: Arc::new(BooleanArray::new_null(n)),
+            mins: self.mins.iter_mut().map(null_like).collect(),
+            maxs: self.maxs.iter_mut().map(null_like).collect(),
+            null_counts: self
+                .null_counts
+                .iter()
+                .map(|_| Arc::new(Int64Array::new_null(n)) as ArrayRef)
+                .collect(),
+        };
+        self.chunks.push(chunk);
+    }
+
     /// Moves the rows built from JSON so far into a finished chunk.
     fn flush(&mut self) {
         if self.num_records.is_empty() {
@@ -395,7 +425,7 @@ fn append_stat(
                 builder.append_null();
                 return true;
             }
-            !is_number_kind && builder.append_text(json_string(text, scratch))
+            !is_number_kind && json_string(text, scratch).is_some_and(|s| builder.append_text(s))
         }
         Some(b'n') if text == "null" => {
             builder.append_null();
@@ -410,20 +440,15 @@ fn append_stat(
     ok
 }
 
-/// The contents of a JSON string literal: borrowed when it has no escapes.
-fn json_string<'a>(literal: &'a str, scratch: &'a mut String) -> &'a str {
-    let inner = &literal[1..literal.len().saturating_sub(1).max(1)];
+/// The contents of a JSON string literal: borrowed when it has no escapes;
+/// `None` when its escapes do not decode (a lone surrogate).
+fn json_string<'a>(literal: &'a str, scratch: &'a mut String) -> Option<&'a str> {
+    let inner = literal.get(1..literal.len().saturating_sub(1))?;
     if !inner.contains('\\') {
-        return inner;
+        return Some(inner);
     }
-    scratch.clear();
-    match serde_json::from_str::<String>(literal) {
-        Ok(decoded) => {
-            *scratch = decoded;
-            scratch.as_str()
-        }
-        Err(_) => inner,
-    }
+    *scratch = serde_json::from_str::<String>(literal).ok()?;
+    Some(scratch.as_str())
 }
 
 #[cfg(test)]
