@@ -450,3 +450,19 @@ fn stats_parsed_timestamps_keep_their_instant() {
     );
     assert!(stats.columns.iter().all(|c| c.invalid == 0));
 }
+
+#[test]
+fn escaped_string_stats_decode_or_count_as_invalid() {
+    let cols = columns(json!([{"name": "s", "type": "string"}]));
+    let mut b = StatsBuilder::new(cols);
+    b.push_json(Some(
+        r#"{"minValues":{"s":"tab\there \ud83d\ude08"},"maxValues":{"s":"\ud83d"}}"#,
+    ));
+    let stats = b.finish().unwrap();
+    // serde_json skips the lone surrogate while locating the value; decoding
+    // it then fails, so the max is unknown (null, counted), not garbage.
+    assert_eq!(stats.malformed, 0);
+    assert!(max(&stats, "s").is_null(0));
+    assert_eq!(stats.column("s").unwrap().invalid, 1);
+    assert_eq!(min(&stats, "s").as_string::<i32>().value(0), "tab\there \u{1F608}");
+}
