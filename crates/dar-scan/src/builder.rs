@@ -9,7 +9,7 @@ use dar_prune::Expr;
 
 use crate::context::{ContextInner, ScanContext};
 use crate::error::{Result, ScanError};
-use crate::files;
+use crate::file_pruning as files;
 use crate::metrics::{ScanMetrics, Stage};
 use crate::plan::ScanPlan;
 use crate::residual::ScanPredicate;

@@ -44,7 +44,7 @@
 mod builder;
 mod context;
 mod error;
-mod files;
+mod file_pruning;
 mod limit;
 mod metrics;
 mod plan;

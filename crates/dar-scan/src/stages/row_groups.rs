@@ -1,7 +1,15 @@
 //! Stage 2: row-group pruning with the footer's statistics (`dar-prune`'s
 //! row-group provider, physical column names).
+//!
+//! The provider finds columns by name. A file whose column the adapter
+//! finds otherwise (by field id in `id` mode, or case-insensitively) would
+//! look to it as if the column were absent (all NULL), which is unsound:
+//! such files are not pruned by statistics at all ([`stats_usable`]).
 
 use dar_prune::{RowGroupAccess, RowGroupStatistics};
+use parquet::arrow::parquet_to_arrow_schema;
+
+use crate::schema::mapping::{find_field, physical_name};
 
 use super::footer::Footer;
 use crate::context::ScanContext;
@@ -29,6 +37,11 @@ impl RowGroupPlan {
         };
         let metrics = &ctx.inner.metrics;
         let _t = metrics.time(Stage::RowGroups);
+        if !stats_usable(ctx, footer) {
+            return Self {
+                access: vec![RowGroupAccess::Scan; n],
+            };
+        }
         let outcome = predicate.prune(&RowGroupStatistics::new(&footer.metadata));
         metrics.add_row_groups_pruned(outcome.metrics.pruned as u64);
         let access = outcome
@@ -49,4 +62,27 @@ impl RowGroupPlan {
     pub(crate) fn any(&self) -> bool {
         self.access.iter().any(RowGroupAccess::should_read)
     }
+}
+
+/// Whether every top-level column of the data predicate is either absent
+/// from the file or stored under its physical name (what the statistics
+/// providers look up).
+pub(crate) fn stats_usable(ctx: &ScanContext, footer: &Footer) -> bool {
+    let Some(p) = &ctx.inner.predicate else {
+        return true;
+    };
+    let file = footer.metadata.file_metadata();
+    let Ok(schema) = parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata()) else {
+        return false;
+    };
+    let mode = ctx.inner.mode;
+    p.data_roots.iter().all(|root| {
+        let Some(field) = ctx.inner.fields.iter().find(|f| f.name() == root) else {
+            return false;
+        };
+        match find_field(field, schema.fields(), mode) {
+            None => true,
+            Some(i) => schema.field(i).name() == physical_name(field, mode),
+        }
+    })
 }

@@ -226,3 +226,96 @@ async fn time_travel_and_refresh() {
     let mut s = old.scan().build().unwrap().execute();
     assert!(s.next().await.unwrap().unwrap().num_rows() > 0);
 }
+
+#[tokio::test]
+async fn selective_reads_fetch_only_matching_pages() {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use dar_testkit::{ParquetOptions, TableWriter};
+    use object_store::ObjectStore;
+    use object_store::memory::InMemory;
+
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("payload", DataType::Utf8, true),
+    ]));
+    let mut w = TableWriter::builder(
+        Arc::clone(&store),
+        object_store::path::Path::from("t"),
+        schema.clone(),
+    )
+    .with_parquet_options(
+        ParquetOptions::default()
+            .with_row_group_rows(1_000)
+            .with_page_rows(100)
+            .with_page_index(true)
+            .with_dictionary(false),
+    )
+    .create()
+    .await
+    .unwrap();
+    let batch = RecordBatch::try_new(
+        schema,
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..4_000)),
+            Arc::new(StringArray::from_iter_values((0..4_000).map(|i| {
+                format!(
+                    "{:016x}{:016x}",
+                    (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    (i as u64 + 7).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+                )
+            }))),
+        ],
+    )
+    .unwrap();
+    w.append(&batch).await.unwrap();
+    let table_store = dar_io::TableStore::builder("memory://t")
+        .with_store(store)
+        .build()
+        .unwrap();
+    let t = Table::from_store(table_store, dar_scan::TableOptions::new())
+        .await
+        .unwrap();
+
+    let full = t.scan().build().unwrap();
+    assert_eq!(num_rows(&collect(&full).await), 4_000);
+    let full_bytes = full.metrics().snapshot().io.bytes();
+
+    let plan = t
+        .scan()
+        .with_predicate_sql("id BETWEEN 1510 AND 1520")
+        .build()
+        .unwrap();
+    assert_eq!(
+        column_of(&collect(&plan).await, "id"),
+        (1510..=1520).map(|i| i.to_string()).collect::<Vec<_>>()
+    );
+    let m = plan.metrics().snapshot();
+    assert_eq!(m.row_groups_total, 4);
+    assert_eq!(m.row_groups_pruned, 3, "{m:?}");
+    assert!(m.pages_pruned >= 9, "{m:?}");
+    // The footer is cached by now: one request adds the page index (it
+    // was not needed by the full scan), then only matching pages.
+    let bytes = m.io.bytes();
+    assert_eq!(m.io.class(ObjectClass::Footer).requests, 1, "{m:?}");
+    assert_eq!(m.rows_skipped_by_pages, 900, "{m:?}");
+    assert!(
+        bytes * 10 < full_bytes,
+        "read {bytes} of {full_bytes} bytes"
+    );
+}
+
+fn column_of(batches: &[arrow_array::RecordBatch], name: &str) -> Vec<String> {
+    let mut out: Vec<String> = rows(batches)
+        .iter()
+        .filter_map(|r| {
+            r.split(", ")
+                .find_map(|c| c.strip_prefix(&format!("{name}=")).map(str::to_string))
+        })
+        .collect();
+    out.sort_by_key(|v| v.parse::<i64>().unwrap_or(i64::MAX));
+    out
+}

@@ -179,3 +179,53 @@ async fn dv_file_row_count_mismatch() {
         "{err}"
     );
 }
+
+/// Rewrites the single data file of a copied table with `batch` and fixes
+/// the size recorded in the log.
+fn replace_data_file(dir: &Path, original: &str, batch: &RecordBatch) {
+    let f = data_file(dir);
+    let mut buf = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), None).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+    std::fs::write(&f, &buf).unwrap();
+    let log = dir.join("_delta_log/00000000000000000000.json");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let old_size = std::fs::metadata(table_path(original).unwrap().join(f.file_name().unwrap()))
+        .unwrap()
+        .len();
+    let text = text.replace(
+        &format!("\"size\":{old_size}"),
+        &format!("\"size\":{}", buf.len()),
+    );
+    std::fs::write(&log, text).unwrap();
+}
+
+#[tokio::test]
+async fn column_found_case_insensitively_is_not_pruned_as_absent() {
+    // Spark resolves names case-insensitively: a file column `VALUE` is the
+    // table's `value`. Statistics lookups go by exact name, so the file
+    // must not be pruned as if the column were all NULL.
+    let name = "kernel/table-without-dv-small";
+    let Some((_tmp, dir)) = copy_table(name) else {
+        return;
+    };
+    let t = Table::open(dir.to_str().unwrap()).await.unwrap();
+    let value_type = t
+        .schema()
+        .field_with_name("value")
+        .unwrap()
+        .data_type()
+        .clone();
+    let values = arrow_cast::cast(
+        &arrow_array::Int64Array::from_iter_values(0..10),
+        &value_type,
+    )
+    .unwrap();
+    let batch = RecordBatch::try_from_iter([("VALUE", values)]).unwrap();
+    replace_data_file(&dir, name, &batch);
+    let t = Table::open(dir.to_str().unwrap()).await.unwrap();
+    let plan = t.scan().with_predicate_sql("value = 3").build().unwrap();
+    assert_eq!(rows(&collect(&plan).await), vec!["value=3"]);
+    assert_eq!(num_rows(&collect(&t.scan().build().unwrap()).await), 10);
+}
