@@ -319,3 +319,52 @@ fn column_of(batches: &[arrow_array::RecordBatch], name: &str) -> Vec<String> {
     out.sort_by_key(|v| v.parse::<i64>().unwrap_or(i64::MAX));
     out
 }
+
+#[tokio::test]
+async fn time_travel_by_timestamp_and_lazy_file_index() {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+    use dar_testkit::{COMMIT_INTERVAL_MS, DEFAULT_START_MS, TableWriter};
+    use object_store::ObjectStore;
+    use object_store::memory::InMemory;
+
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+    let mut w = TableWriter::builder(
+        Arc::clone(&store),
+        object_store::path::Path::from("t"),
+        schema.clone(),
+    )
+    .with_in_commit_timestamps(true)
+    .create()
+    .await
+    .unwrap();
+    for v in 0..3i64 {
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![v; 2]))])
+                .unwrap();
+        w.append(&batch).await.unwrap(); // versions 1, 2, 3
+    }
+    let open = |options: dar_scan::TableOptions| {
+        let store = Arc::clone(&store);
+        async move {
+            let ts = dar_io::TableStore::builder("memory://t")
+                .with_store(store)
+                .build()
+                .unwrap();
+            Table::from_store(ts, options).await.unwrap()
+        }
+    };
+    // Just before version 3's commit: version 2 (two appends, four rows).
+    let at = DEFAULT_START_MS + 3 * COMMIT_INTERVAL_MS - 1;
+    let t = open(dar_scan::TableOptions::new().with_timestamp_ms(at)).await;
+    assert_eq!(t.version(), 2);
+    assert_eq!(num_rows(&collect(&t.scan().build().unwrap()).await), 4);
+    let lazy = open(dar_scan::TableOptions::new().with_lazy_file_index(true)).await;
+    assert_eq!(lazy.version(), 3);
+    let plan = lazy.scan().with_predicate_sql("id = 2").build().unwrap();
+    assert_eq!(rows(&collect(&plan).await), vec!["id=2", "id=2"]);
+    assert_eq!(plan.metrics().snapshot().files_pruned, 2);
+}
