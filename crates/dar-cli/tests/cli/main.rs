@@ -12,6 +12,7 @@
 mod errors;
 mod files;
 mod info;
+mod s3;
 mod scan;
 
 use std::path::{Path, PathBuf};
@@ -45,7 +46,8 @@ pub fn sample_copy() -> tempfile::TempDir {
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies a directory tree.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
