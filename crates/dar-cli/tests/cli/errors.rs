@@ -179,6 +179,15 @@ fn secrets_are_never_printed() {
 }
 
 #[test]
+fn no_sql_subcommand_until_dar_datafusion() {
+    let err = fails(&["sql", "SELECT 1"]);
+    assert_contains(&err, &["unrecognized subcommand 'sql'"]);
+    let help = dar().arg("--help").assert().success().get_output().stdout.clone();
+    let help = String::from_utf8(help).unwrap();
+    assert!(!help.contains("sql"), "{help}");
+}
+
+#[test]
 fn help_and_version_succeed() {
     dar().arg("--help").assert().success();
     dar().args(["scan", "--help"]).assert().success();
