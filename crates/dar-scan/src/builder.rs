@@ -184,6 +184,10 @@ impl ScanBuilder {
             .collect();
 
         let count_only = output.is_empty() && predicate.is_none();
+        let count_by_partition = output.is_empty()
+            && predicate.as_ref().is_some_and(|p| {
+                p.data.is_none() && p.rest_roots.iter().all(|r| partition_columns.contains(r))
+            });
         let context = ScanContext::new(ContextInner {
             store: table.store().clone(),
             dv_cache: Arc::clone(table.dv_cache()),
@@ -200,6 +204,7 @@ impl ScanBuilder {
             ordered: self.ordered,
             metrics,
             count_only,
+            count_by_partition,
         });
         Ok(ScanPlan::new(context, tasks))
     }

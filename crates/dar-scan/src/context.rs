@@ -33,6 +33,10 @@ pub(crate) struct ContextInner {
     /// Empty projection and no predicate: rows are counted, not read,
     /// wherever the log knows them.
     pub count_only: bool,
+    /// Empty projection and a predicate on partition columns only: each
+    /// file's rows all pass or all fail, decided once from its partition
+    /// values, then counted from the log.
+    pub count_by_partition: bool,
 }
 
 /// The shared state of one scan, needed to execute its [`crate::ScanTask`]s.

@@ -29,7 +29,7 @@ pub(crate) mod pages;
 pub(crate) mod row_groups;
 pub(crate) mod selection;
 
-use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_array::{Array, RecordBatch, RecordBatchOptions};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
@@ -92,12 +92,24 @@ pub(crate) async fn open(
     task: ScanTask,
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let inner = &ctx.inner;
+    if task.live_rows() == Some(0) {
+        // Every row is deleted by the DV: nothing to read.
+        inner.metrics.add_files_answered_from_log(1);
+        return Ok(futures::stream::empty().boxed());
+    }
     if inner.count_only
         && task.access.is_none()
         && let Some(rows) = task.live_rows()
     {
         inner.metrics.add_files_answered_from_log(1);
         return count_batches(&ctx, rows);
+    }
+    if inner.count_by_partition
+        && let Some(rows) = task.live_rows()
+    {
+        inner.metrics.add_files_answered_from_log(1);
+        let passes = partition_predicate_holds(&ctx, &task)?;
+        return count_batches(&ctx, if passes { rows } else { 0 });
     }
     let (footer, access) = plan_file(&ctx, &task).await?;
     if inner.count_only {
@@ -109,6 +121,54 @@ pub(crate) async fn open(
         return Ok(futures::stream::empty().boxed());
     }
     decode::stream(&ctx, task, footer, &access)
+}
+
+/// Whether the partition-only predicate is true for `task`'s partition
+/// values (one row holding them).
+fn partition_predicate_holds(ctx: &ScanContext, task: &ScanTask) -> Result<bool> {
+    let inner = &ctx.inner;
+    let Some(rest) = inner.predicate.as_ref().and_then(|p| p.rest.as_ref()) else {
+        return Ok(true);
+    };
+    let fields: Vec<_> = inner
+        .fields
+        .iter()
+        .filter(|f| ctx.is_partition(f.name()))
+        .cloned()
+        .collect();
+    let columns = fields
+        .iter()
+        .map(|f| {
+            let value = task
+                .partition_value(f.name())
+                .ok_or_else(|| ScanError::InvalidTask {
+                    path: task.object_path.clone(),
+                    reason: format!("no value for partition column '{}'", f.name()),
+                })?;
+            crate::schema::partitions::constant_column(
+                &task.object_path,
+                f.name(),
+                value,
+                f.data_type(),
+                1,
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(fields));
+    let batch = RecordBatch::try_new(schema, columns).map_err(|e| {
+        ScanError::arrow(
+            "building a partition-value row",
+            task.object_path.as_str(),
+            e,
+        )
+    })?;
+    let mask = rest
+        .evaluate(&batch)
+        .map_err(|source| ScanError::Evaluate {
+            path: task.object_path.clone(),
+            source: Box::new(source),
+        })?;
+    Ok(mask.is_valid(0) && mask.value(0))
 }
 
 /// Rows that `access` selects in the file.
