@@ -22,7 +22,7 @@ mod rules;
 use std::collections::HashMap;
 
 use arrow_arith::boolean::{is_null, or_kleene};
-use arrow_array::{Array, BooleanArray};
+use arrow_array::BooleanArray;
 
 use crate::coerce::canonical_type;
 use crate::expr::{ColumnPath, Expr, Scalar};

@@ -84,13 +84,21 @@ pub(super) fn prepare(
         // integer types are cast (values out of range become unknown).
         let counts = match a.data_type() {
             DataType::Int64 => a.as_primitive::<types::Int64Type>().clone(),
-            _ => cast(&a, &DataType::Int64).ok()?.as_primitive::<types::Int64Type>().clone(),
+            _ => cast(&a, &DataType::Int64)
+                .ok()?
+                .as_primitive::<types::Int64Type>()
+                .clone(),
         };
         // A negative count is malformed: unknown.
         match arrow_arith::aggregate::min(&counts) {
             Some(m) if m < 0 => {
                 let negative = cmp::lt(&counts, &Int64Array::new_scalar(0)).ok()?;
-                Some(arrow_select::nullif::nullif(&counts, &negative).ok()?.as_primitive().clone())
+                Some(
+                    arrow_select::nullif::nullif(&counts, &negative)
+                        .ok()?
+                        .as_primitive()
+                        .clone(),
+                )
             }
             _ => Some(counts),
         }
@@ -201,7 +209,19 @@ fn string_prefixes(max: &StringArray, prefix_length: usize) -> Option<(BooleanAr
         v.ends_with(TIE_BREAKERS)
             || (v.len() >= prefix_length && v.chars().count() >= prefix_length)
     };
-    if !max.iter().flatten().any(flagged) {
+    // Fast scan over the raw offsets: every tie-breaker's UTF-8 form ends in
+    // 0x7F, 0xBD or 0xBF, so only such values (or long ones) need a look.
+    let offsets = max.value_offsets();
+    let bytes = max.value_data();
+    let suspect = offsets.windows(2).any(|w| {
+        let (start, end) = (
+            usize::try_from(w[0]).unwrap_or(0),
+            usize::try_from(w[1]).unwrap_or(0),
+        );
+        end - start >= prefix_length
+            || (end > start && matches!(bytes[end - 1], 0x7F | 0xBD | 0xBF))
+    });
+    if !suspect || !max.iter().flatten().any(flagged) {
         return None;
     }
     let flags: BooleanArray = max.iter().map(|v| Some(v.is_some_and(flagged))).collect();
