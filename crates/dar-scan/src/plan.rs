@@ -83,9 +83,9 @@ impl ScanPlan {
         })
     }
 
-    /// Runs every task as one stream: at most `concurrency` files open at
-    /// once, in file order unless the scan is unordered; stops all I/O at
-    /// the limit and after the first error.
+    /// Runs every task as one stream: at most `concurrency` files in
+    /// flight (being opened or decoded), in file order unless the scan is
+    /// unordered; stops all I/O at the limit and after the first error.
     pub fn execute(&self) -> BoxStream<'static, Result<RecordBatch>> {
         let ctx = self.context.clone();
         let inner = &ctx.inner;
@@ -100,10 +100,17 @@ impl ScanPlan {
         let opens = futures::stream::iter(self.tasks.clone())
             .map(move |t| open_stream(open_ctx.clone(), t));
         let batches = if inner.ordered {
-            opens.buffered(concurrency).flatten().boxed()
-        } else {
+            // The file being decoded plus up to `concurrency - 1` opened
+            // (footer, page index, DV) ahead of it.
             opens
-                .buffer_unordered(concurrency)
+                .buffered(concurrency.saturating_sub(1).max(1))
+                .flatten()
+                .boxed()
+        } else {
+            // Each file from open to last batch is one inner stream; at
+            // most `concurrency` of them are polled at once.
+            opens
+                .map(|open| open.flatten_stream().boxed())
                 .flatten_unordered(concurrency)
                 .boxed()
         };
