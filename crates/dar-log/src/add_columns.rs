@@ -12,6 +12,7 @@ use arrow_array::{
 };
 
 use crate::actions::dv_unique_id;
+use crate::commit::PartitionEntries;
 use crate::error::{LogError, Result};
 
 /// Deletion-vector descriptor columns (null rows: no DV).
@@ -205,28 +206,17 @@ pub struct AddColumnsBuilder {
 
 impl Default for AddColumnsBuilder {
     fn default() -> Self {
-        Self {
-            path: StringBuilder::new(),
-            partition_values: MapBuilder::new(None, StringBuilder::new(), StringBuilder::new()),
-            size: Int64Builder::new(),
-            modification_time: Int64Builder::new(),
-            stats: StringBuilder::new(),
-            dv_storage_type: StringBuilder::new(),
-            dv_path: StringBuilder::new(),
-            dv_offset: Int32Builder::new(),
-            dv_size: Int32Builder::new(),
-            dv_cardinality: Int64Builder::new(),
-        }
+        Self::with_capacity(0, 0)
     }
 }
 
 /// One add as borrowed from the parser.
 #[derive(Debug)]
-pub struct AddRow<'a, I> {
+pub struct AddRow<'a> {
     /// `path`.
     pub path: &'a str,
-    /// `partitionValues` entries.
-    pub partition_values: I,
+    /// `partitionValues` (raw JSON, decoded into the map builder).
+    pub partition_values: PartitionEntries<'a>,
     /// `size`.
     pub size: i64,
     /// `modificationTime`.
@@ -238,19 +228,41 @@ pub struct AddRow<'a, I> {
 }
 
 impl AddColumnsBuilder {
+    /// A builder sized for about `rows` adds whose paths total `path_bytes`
+    /// (growing a builder copies everything built so far).
+    pub fn with_capacity(rows: usize, path_bytes: usize) -> Self {
+        Self {
+            path: StringBuilder::with_capacity(rows, path_bytes),
+            partition_values: MapBuilder::with_capacity(
+                None,
+                StringBuilder::with_capacity(rows, rows * 16),
+                StringBuilder::with_capacity(rows, rows * 16),
+                rows,
+            ),
+            size: Int64Builder::with_capacity(rows),
+            modification_time: Int64Builder::with_capacity(rows),
+            stats: StringBuilder::new(),
+            dv_storage_type: StringBuilder::new(),
+            dv_path: StringBuilder::new(),
+            dv_offset: Int32Builder::new(),
+            dv_size: Int32Builder::new(),
+            dv_cardinality: Int64Builder::new(),
+        }
+    }
+
     /// Append one add.
-    pub fn append<'a, I>(&mut self, row: AddRow<'a, I>) -> Result<()>
-    where
-        I: IntoIterator<Item = (&'a str, Option<&'a str>)>,
-    {
-        self.path.append_value(row.path);
-        for (k, v) in row.partition_values {
+    /// Append one add. A malformed `partitionValues` is the parser's error
+    /// (the caller names the log file and line); nothing is appended then.
+    pub fn append(&mut self, row: AddRow<'_>) -> std::result::Result<(), serde_json::Error> {
+        let mut pv = |k: &str, v: Option<&str>| {
             self.partition_values.keys().append_value(k);
             self.partition_values.values().append_option(v);
-        }
+        };
+        row.partition_values.for_each(&mut pv)?;
         self.partition_values
             .append(true)
-            .map_err(|e| LogError::arrow("building partitionValues", e))?;
+            .map_err(|e| <serde_json::Error as serde::de::Error>::custom(e.to_string()))?;
+        self.path.append_value(row.path);
         self.size.append_value(row.size);
         self.modification_time.append_value(row.modification_time);
         self.stats.append_option(row.stats);

@@ -169,9 +169,9 @@ async fn read_json_checkpoint(
         .await
         .map_err(|e| LogError::store(path.clone(), e))?;
     let mut adds = AddColumnsBuilder::default();
-    parse_actions(&path, &bytes, |_, action| {
+    parse_actions(&path, &bytes, |line, action| {
         match action {
-            Action::Add(a) => append_add_line(&mut adds, &a)?,
+            Action::Add(a) => append_add_line(&mut adds, &a, &path, line)?,
             Action::Protocol(p) => out.protocol = out.protocol.take().or(Some(p)),
             Action::Metadata(m) => out.metadata = out.metadata.take().or(Some(*m)),
             Action::Txn(t) => out.txns.push(t),
@@ -187,18 +187,16 @@ async fn read_json_checkpoint(
     Ok(())
 }
 
-/// Append a parsed `add` line to raw columns.
+/// Append a parsed `add` line (from `path`, at `line`) to raw columns.
 pub(crate) fn append_add_line(
     b: &mut AddColumnsBuilder,
     a: &crate::commit::AddLine<'_>,
+    path: &str,
+    line: usize,
 ) -> Result<()> {
     b.append(AddRow {
         path: &a.path,
-        partition_values: a
-            .partition_values
-            .0
-            .iter()
-            .map(|(k, v)| (k.as_ref(), v.as_deref())),
+        partition_values: a.partition_values,
         size: a.size,
         modification_time: a.modification_time,
         stats: a.stats.as_deref(),
@@ -211,6 +209,11 @@ pub(crate) fn append_add_line(
                 d.cardinality,
             )
         }),
+    })
+    .map_err(|source| LogError::MalformedJson {
+        path: path.to_string(),
+        line,
+        source,
     })
 }
 

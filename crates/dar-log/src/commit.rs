@@ -17,37 +17,51 @@ use serde_json::value::RawValue;
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
 use crate::error::{LogError, Result};
 
-/// `partitionValues` entries, in file order, borrowed where unescaped.
-#[derive(Debug, Default)]
-pub struct PartitionEntries<'a>(pub Vec<(Cow<'a, str>, Option<Cow<'a, str>>)>);
+/// `partitionValues` of an add, kept as its raw JSON text and decoded only
+/// for adds that survive reconciliation, straight into the caller's
+/// builders (no per-file map or vector).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PartitionEntries<'a>(pub Option<&'a RawValue>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for PartitionEntries<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = PartitionEntries<'a>;
+        Option::<&'a RawValue>::deserialize(d).map(PartitionEntries)
+    }
+}
+
+impl<'a> PartitionEntries<'a> {
+    /// Call `f(physical name, value)` for each entry, in file order. A JSON
+    /// `null` map has no entries; a value that is not a string or null is an error.
+    pub fn for_each(
+        &self,
+        f: impl FnMut(&str, Option<&str>),
+    ) -> std::result::Result<(), serde_json::Error> {
+        struct V<F>(F);
+        impl<'de, F: FnMut(&str, Option<&str>)> Visitor<'de> for V<F> {
+            type Value = ();
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a map of partition values")
             }
-            fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
-                Ok(PartitionEntries::default())
+            fn visit_unit<E>(self) -> std::result::Result<(), E> {
+                Ok(())
             }
             fn visit_map<M: MapAccess<'de>>(
-                self,
+                mut self,
                 mut m: M,
-            ) -> std::result::Result<Self::Value, M::Error> {
+            ) -> std::result::Result<(), M::Error> {
                 #[derive(Deserialize)]
                 struct S<'a>(#[serde(borrow)] Cow<'a, str>);
                 #[derive(Deserialize)]
                 struct O<'a>(#[serde(borrow)] Option<Cow<'a, str>>);
-                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(1));
                 while let Some((k, v)) = m.next_entry::<S<'de>, O<'de>>()? {
-                    out.push((k.0, v.0));
+                    (self.0)(&k.0, v.0.as_deref());
                 }
-                Ok(PartitionEntries(out))
+                Ok(())
             }
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+        let Some(raw) = self.0 else { return Ok(()) };
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        serde::Deserializer::deserialize_any(&mut de, V(f))
     }
 }
 
@@ -241,7 +255,11 @@ mod tests {
         parse_actions("f.json", text, |line, a| {
             seen.push(match a {
                 Action::Add(a) => {
-                    assert_eq!(a.partition_values.0.len(), 2);
+                    let mut pv = Vec::new();
+                    a.partition_values
+                        .for_each(|k, v| pv.push(format!("{k}={v:?}")))
+                        .unwrap();
+                    assert_eq!(pv, ["p=Some(\"x\")", "q=None"]);
                     assert_eq!(a.stats.as_deref(), Some(r#"{"numRecords":2}"#));
                     format!("{line}:add:{}", a.path)
                 }

@@ -84,6 +84,16 @@ impl Replayer {
         commits: &[LogFile],
         version: u64,
     ) -> Result<()> {
+        // A commit line of an add without stats is ~150 bytes; sizing the
+        // builders and the key set from the bytes to read avoids regrowing
+        // (and copying) them on large logs. Overestimates cost address
+        // space only.
+        let bytes: u64 = commits.iter().map(|f| f.size).sum();
+        let rows = usize::try_from(bytes / 150).unwrap_or(0);
+        if self.adds.is_empty() && rows > 1024 {
+            self.adds = AddColumnsBuilder::with_capacity(rows, rows * 32);
+            self.seen.reserve(rows);
+        }
         let mut stream = futures::stream::iter(commits.iter().rev())
             .map(|f| async move { fetch(store.as_ref(), f).await.map(|b| (f, b)) })
             .buffered(COMMIT_READAHEAD);
@@ -100,7 +110,7 @@ impl Replayer {
                 Action::Add(a) => {
                     let dv = a.deletion_vector.as_ref().map(|d| d.unique_id());
                     if self.seen.insert(FileKey::new(&a.path, dv.as_deref())) {
-                        append_add_line(&mut self.adds, &a)?;
+                        append_add_line(&mut self.adds, &a, &path, line)?;
                     }
                 }
                 Action::Remove(r) => {

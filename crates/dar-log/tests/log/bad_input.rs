@@ -156,6 +156,17 @@ async fn malformed_json_line() {
         matches!(&err, LogError::MalformedJson { path, line: 2, .. } if path == "t/_delta_log/00000000000000000002.json"),
         "{err}"
     );
+    // A partition value that is neither a string nor null.
+    log.put(
+        "_delta_log/00000000000000000002.json",
+        "{\"commitInfo\":{}}\n{\"add\":{\"path\":\"x\",\"size\":1,\"partitionValues\":{\"p\":[1]}}}\n",
+    )
+    .await;
+    let err = log.builder().build().await.unwrap_err();
+    assert!(
+        matches!(&err, LogError::MalformedJson { line: 2, .. }),
+        "{err}"
+    );
     // An empty commit is corrupt, too.
     log.put("_delta_log/00000000000000000002.json", "").await;
     let err = log.builder().build().await.unwrap_err();
