@@ -40,6 +40,7 @@
 //! ```
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, MapArray, StructArray};
@@ -204,14 +205,9 @@ impl PartitionValuesBuilder {
         map: &MapArray,
         file_of_row: impl Fn(usize) -> String,
     ) -> Result<()> {
-        let keys = map
-            .keys()
-            .as_string_opt::<i32>()
-            .ok_or_else(|| unexpected("partitionValues.key", "Utf8", map.keys().data_type()))?;
-        let values = map
-            .values()
-            .as_string_opt::<i32>()
-            .ok_or_else(|| unexpected("partitionValues.value", "Utf8", map.values().data_type()))?;
+        let keys = as_utf8(map.keys(), "partitionValues.key")?;
+        let values = as_utf8(map.values(), "partitionValues.value")?;
+        let (keys, values) = (keys.as_string::<i32>(), values.as_string::<i32>());
         let offsets = map.value_offsets();
         let mut pairs: Vec<(&str, Option<&str>)> = Vec::with_capacity(self.columns.len());
         for row in 0..map.len() {
@@ -321,6 +317,19 @@ fn with_file(error: LogError, file: String) -> LogError {
             data_type,
         },
         other => other,
+    }
+}
+
+/// A string column as `Utf8` (checkpoint readers may hand over `LargeUtf8`,
+/// `Utf8View` or dictionary-encoded strings).
+fn as_utf8(array: &ArrayRef, column: &str) -> Result<ArrayRef> {
+    match array.data_type() {
+        ArrowType::Utf8 => Ok(Arc::clone(array)),
+        ArrowType::LargeUtf8 | ArrowType::Utf8View | ArrowType::Dictionary(_, _) => {
+            arrow_cast::cast(array, &ArrowType::Utf8)
+                .map_err(|_| unexpected(column, "Utf8", array.data_type()))
+        }
+        other => Err(unexpected(column, "Utf8", other)),
     }
 }
 

@@ -397,3 +397,32 @@ proptest! {
         prop_assert_eq!(out[12].as_boolean().value(0), flag);
     }
 }
+
+#[test]
+fn checkpoint_maps_with_other_string_encodings() {
+    use arrow_array::builder::{Int32Builder, StringViewBuilder};
+    let mut map = MapBuilder::new(None, StringBuilder::new(), StringViewBuilder::new());
+    map.keys().append_value("phys_n");
+    map.values().append_value("42");
+    map.append(true).unwrap();
+    let mut b = PartitionValuesBuilder::new(vec![col("n", PrimitiveType::Long)]);
+    b.extend_map(&map.finish(), |i| format!("row {i}")).unwrap();
+    assert_eq!(
+        b.finish().unwrap()[0].as_primitive::<Int64Type>().value(0),
+        42
+    );
+
+    let mut ints = MapBuilder::new(None, Int32Builder::new(), StringBuilder::new());
+    ints.keys().append_value(1);
+    ints.values().append_value("42");
+    ints.append(true).unwrap();
+    let mut b = PartitionValuesBuilder::new(vec![col("n", PrimitiveType::Long)]);
+    let err = b
+        .extend_map(&ints.finish(), |i| format!("row {i}"))
+        .unwrap_err();
+    assert!(
+        matches!(&err, LogError::UnexpectedArrowType { column, found, .. }
+            if column == "partitionValues.key" && found == "Int32"),
+        "{err}"
+    );
+}
