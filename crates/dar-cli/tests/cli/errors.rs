@@ -164,6 +164,13 @@ fn secrets_are_never_printed() {
     ]);
     assert_contains(&err, &["not_an_option"]);
     assert!(!err.contains("SEKRET"), "{err}");
+    // A misplaced option is quoted by the usage error, its value redacted.
+    let err = fails(&[
+        "info",
+        "s3://bucket/table",
+        "aws_secret_access_key=SEKRET-6",
+    ]);
+    assert_contains(&err, &["aws_secret_access_key=<redacted>"]);
     let err = fails(&["info", "s3://bucket/table", "--storage-option", "SEKRET-3"]);
     assert!(!err.contains("SEKRET"), "{err}");
     // The URI is quoted (redacted) in the error; the bad option stops
@@ -182,7 +189,13 @@ fn secrets_are_never_printed() {
 fn no_sql_subcommand_until_dar_datafusion() {
     let err = fails(&["sql", "SELECT 1"]);
     assert_contains(&err, &["unrecognized subcommand 'sql'"]);
-    let help = dar().arg("--help").assert().success().get_output().stdout.clone();
+    let help = dar()
+        .arg("--help")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let help = String::from_utf8(help).unwrap();
     assert!(!help.contains("sql"), "{help}");
 }
