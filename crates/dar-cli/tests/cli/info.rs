@@ -178,3 +178,34 @@ fn timestamps_select_versions() {
         .code(1)
         .stderr(predicates::str::contains("after the table history"));
 }
+
+#[test]
+fn exact_row_counts_match_a_full_scan() {
+    let mut tables = vec![sample()];
+    for name in [
+        "kernel/table-with-dv-small",
+        "kernel/with-short-dv",
+        "kernel/cdf-column-mapping-name-mode-3-7",
+        "kernel/parsed-stats",
+        "dat/multi_partitioned/delta",
+    ] {
+        let Some(t) = dar_testdata::table(name) else {
+            return;
+        };
+        tables.push(t);
+    }
+    for t in tables {
+        let t = arg(&t);
+        let v = info_json(&[&t]);
+        assert_eq!(v["num_rows_exact"], true, "{t}");
+        let counted = dar()
+            .args(["scan", &t, "--format", "null"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let counted: u64 = String::from_utf8(counted).unwrap().trim().parse().unwrap();
+        assert_eq!(v["num_rows"].as_u64(), Some(counted), "{t}");
+    }
+}
