@@ -213,3 +213,70 @@ impl Binder<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use arrow_schema::{Field, Fields};
+
+    use super::*;
+    use crate::expr::{col, lit};
+
+    fn schema() -> Schema {
+        let inner: Fields = vec![Field::new("zip", DataType::Utf8, true)].into();
+        Schema::new(vec![
+            Field::new("salary", DataType::Int64, true),
+            Field::new("name", DataType::Utf8, true),
+            Field::new("active", DataType::Boolean, true),
+            Field::new("address", DataType::Struct(inner), true),
+        ])
+    }
+
+    #[test]
+    fn bad_predicates_are_specific_errors() {
+        let err = Predicate::parse("salry > 5", &schema()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown column `salry` (did you mean `salary`?)"
+        );
+        let err = Predicate::parse("address.zpi = '1'", &schema()).unwrap_err();
+        assert!(
+            err.to_string().contains("did you mean `address.zip`"),
+            "{err}"
+        );
+        let err = Predicate::parse("salary = 'abc'", &schema()).unwrap_err();
+        assert!(
+            matches!(&err, PruneError::IncompatibleTypes { column, column_type: DataType::Int64, .. } if column == "salary"),
+            "{err}"
+        );
+        let err = Predicate::parse("salary LIKE 'a%'", &schema()).unwrap_err();
+        assert!(
+            matches!(err, PruneError::UnsupportedOperation { .. }),
+            "{err}"
+        );
+        let err = Predicate::parse("name", &schema()).unwrap_err();
+        assert!(
+            matches!(err, PruneError::UnsupportedOperation { .. }),
+            "{err}"
+        );
+        let err = Predicate::parse("salary = salary", &schema()).unwrap_err();
+        assert!(matches!(err, PruneError::InvalidExpr { .. }), "{err}");
+        let err = Predicate::try_new(lit(5i64), &schema()).unwrap_err();
+        assert!(matches!(err, PruneError::InvalidExpr { .. }), "{err}");
+    }
+
+    #[test]
+    fn binding_normalizes_and_lists_columns() {
+        let p =
+            Predicate::parse("5 < salary AND active AND address.zip IS NULL", &schema()).unwrap();
+        assert_eq!(
+            p.expr(),
+            &col("salary")
+                .gt(lit(5i64))
+                .and(col("active").eq(lit(true)))
+                .and(col("address.zip").is_null())
+        );
+        let names: Vec<String> = p.columns().iter().map(|(c, _)| c.to_string()).collect();
+        assert_eq!(names, ["salary", "active", "address.zip"]);
+        assert_eq!(p.columns()[2].1, DataType::Utf8);
+    }
+}
