@@ -231,3 +231,54 @@ fn pages_of_columns_with_different_boundaries() {
         assert!(matches.value(r) && *sel);
     }
 }
+
+/// A column the file does not have (added to the table later) reads as
+/// NULL in every row: value predicates skip the file's row groups, `IS NULL`
+/// keeps them; widened stats (int32 in the file, long in the table) prune.
+#[test]
+fn absent_and_widened_columns() {
+    use std::sync::Arc;
+    let file_schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "a",
+        arrow_schema::DataType::Int32,
+        true,
+    )]));
+    let batch = RecordBatch::try_new(
+        file_schema,
+        vec![Arc::new(arrow_array::Int32Array::from(
+            (0..100).collect::<Vec<_>>(),
+        ))],
+    )
+    .unwrap();
+    let meta = metadata(&write_parquet(&batch, 50, 10));
+    let table = arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("a", arrow_schema::DataType::Int64, true),
+        arrow_schema::Field::new("b", arrow_schema::DataType::Utf8, true),
+    ]);
+    let plan = |text: &str| access_plan(&Predicate::parse(text, &table).unwrap(), &meta);
+    assert_eq!(
+        plan("b = 'x'").row_groups,
+        [RowGroupAccess::Skip, RowGroupAccess::Skip]
+    );
+    assert_eq!(
+        plan("b IS NULL").row_groups,
+        [RowGroupAccess::Scan, RowGroupAccess::Scan]
+    );
+    assert_eq!(
+        plan("b IS NULL OR a > 10").row_groups,
+        [RowGroupAccess::Scan, RowGroupAccess::Scan]
+    );
+    let p = plan("a >= 95");
+    assert_eq!(p.row_groups[0], RowGroupAccess::Skip);
+    let RowGroupAccess::Selection(sel) = &p.row_groups[1] else {
+        panic!("{p:?}")
+    };
+    assert_eq!(sel.row_count(), 10, "only the last page of 10 rows");
+    assert_eq!(p.row_group_metrics.unusable_statistics, 0);
+    let p = plan("a < 5 AND b IS NULL");
+    assert_eq!(p.row_groups[1], RowGroupAccess::Skip);
+    assert!(
+        matches!(p.row_groups[0], RowGroupAccess::Selection(_)),
+        "{p:?}"
+    );
+}
