@@ -2,7 +2,8 @@
 //!
 //! Shown on standard error only when it is a terminal, only when rows go to
 //! a file (`--output`), and only once the scan has run for
-//! [`SHOW_AFTER`]: short scans and pipelines never see it.
+//! [`SHOW_AFTER`] (or `DAR_PROGRESS_AFTER_MS` milliseconds, when set): short
+//! scans and pipelines never see it.
 
 use std::time::{Duration, Instant};
 
@@ -14,11 +15,23 @@ use crate::commands::human_bytes;
 /// How long a scan runs before its bar appears.
 pub const SHOW_AFTER: Duration = Duration::from_secs(1);
 
+/// Environment variable overriding [`SHOW_AFTER`], in milliseconds (tests
+/// set it to 0 to see the bar on short scans).
+pub const SHOW_AFTER_ENV: &str = "DAR_PROGRESS_AFTER_MS";
+
+fn show_after() -> Duration {
+    std::env::var(SHOW_AFTER_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(SHOW_AFTER, Duration::from_millis)
+}
+
 /// A progress bar that appears late, if at all.
 #[derive(Debug)]
 pub struct Progress {
     enabled: bool,
     start: Instant,
+    show_after: Duration,
     files: usize,
     /// Expected rows, when known (no filter, no limit, `numRecords` present).
     expected_rows: Option<u64>,
@@ -31,6 +44,7 @@ impl Progress {
         Self {
             enabled,
             start: Instant::now(),
+            show_after: show_after(),
             files,
             expected_rows,
             bar: None,
@@ -58,7 +72,7 @@ impl Progress {
         if !self.enabled {
             return;
         }
-        if self.bar.is_none() && self.start.elapsed() >= SHOW_AFTER {
+        if self.bar.is_none() && self.start.elapsed() >= self.show_after {
             let bar = match self.expected_rows {
                 Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr())
                     .with_style(Self::style(true)),
@@ -108,6 +122,7 @@ mod tests {
     #[test]
     fn appears_only_after_delay() {
         let mut p = Progress::new(true, 3, None);
+        p.show_after = SHOW_AFTER;
         p.update(&MetricsSnapshot::default());
         assert!(!p.is_visible(), "a short scan shows nothing");
         p.start -= SHOW_AFTER;
