@@ -89,5 +89,5 @@ mod providers;
 
 pub use providers::{
     AccessPlan, FileStatistics, FileStatisticsBuilder, RowGroupAccess, RowGroupStatistics,
-    StatisticsTable, access_plan, page_access_plan,
+    StatisticsTable, access_plan, page_access_plan, predicate_projection,
 };

@@ -14,5 +14,6 @@ mod table;
 pub use access::{AccessPlan, RowGroupAccess};
 pub use file::{FileStatistics, FileStatisticsBuilder};
 pub use page::page_access_plan;
+pub use parquet_columns::predicate_projection;
 pub use row_group::{RowGroupStatistics, access_plan};
 pub use table::StatisticsTable;

@@ -50,3 +50,25 @@ pub(crate) fn locate(
         None => FileColumn::Unknown,
     }
 }
+
+/// The Parquet leaves a predicate reads, as a [`ProjectionMask`] for a
+/// `RowFilter`'s `ArrowPredicateFn` (which then calls
+/// [`Predicate::evaluate`] on the decoded columns). Columns the file lacks
+/// are left out; the caller supplies them (as NULL) before evaluating.
+///
+/// [`Predicate::evaluate`]: crate::Predicate::evaluate
+pub fn predicate_projection(
+    predicate: &crate::Predicate,
+    descr: &parquet::schema::types::SchemaDescriptor,
+) -> parquet::arrow::ProjectionMask {
+    let leaves = descr.columns().iter().enumerate().filter_map(|(i, c)| {
+        let parts = c.path().parts();
+        // A struct column selects all its leaves; a leaf selects itself.
+        let wanted = predicate
+            .columns()
+            .iter()
+            .any(|(p, _)| parts.starts_with(p.parts()));
+        wanted.then_some(i)
+    });
+    parquet::arrow::ProjectionMask::leaves(descr, leaves)
+}

@@ -282,3 +282,32 @@ fn absent_and_widened_columns() {
         "{p:?}"
     );
 }
+
+/// The predicate as a Parquet `RowFilter`: only its leaves are decoded for
+/// the filter, and the reader returns exactly the matching rows.
+#[test]
+fn predicate_as_row_filter() {
+    use parquet::arrow::arrow_reader::{ArrowPredicateFn, RowFilter};
+    let batch = {
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        proptest::strategy::ValueTree::current(&batch(200).new_tree(&mut runner).unwrap())
+    };
+    let file = write_parquet(&batch, 40, 7);
+    let p = Predicate::parse("st.x > 3 AND (s LIKE 'a%' OR i IS NULL)", &schema()).unwrap();
+    let want = p.evaluate(&batch).unwrap().true_count();
+    assert!(want > 0 && want < batch.num_rows(), "{want} of {}", batch.num_rows());
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let mask = dar_prune::predicate_projection(&p, builder.parquet_schema());
+    let filter_p = p.clone();
+    let filter = ArrowPredicateFn::new(mask, move |b| {
+        filter_p
+            .evaluate(&b)
+            .map_err(|e| arrow_schema::ArrowError::ExternalError(Box::new(e)))
+    });
+    let reader = builder
+        .with_row_filter(RowFilter::new(vec![Box::new(filter)]))
+        .build()
+        .unwrap();
+    let got: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(got, want);
+}
