@@ -295,7 +295,11 @@ fn predicate_as_row_filter() {
     let file = write_parquet(&batch, 40, 7);
     let p = Predicate::parse("st.x > 3 AND (s LIKE 'a%' OR i IS NULL)", &schema()).unwrap();
     let want = p.evaluate(&batch).unwrap().true_count();
-    assert!(want > 0 && want < batch.num_rows(), "{want} of {}", batch.num_rows());
+    assert!(
+        want > 0 && want < batch.num_rows(),
+        "{want} of {}",
+        batch.num_rows()
+    );
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
     let mask = dar_prune::predicate_projection(&p, builder.parquet_schema());
     let filter_p = p.clone();
