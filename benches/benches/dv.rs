@@ -9,7 +9,7 @@
 
 use std::hint::black_box;
 use std::ops::Range;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arrow_array::BooleanArray;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -66,6 +66,70 @@ fn list_mask_selection(list: &[u64], range: Range<u64>) -> RowSelection {
     RowSelection::from_filters(&[BooleanArray::from(keep)])
 }
 
+/// The machine these run on is shared: besides criterion's per-function
+/// statistics, time both sides alternately and keep each one's best round,
+/// so the ratios are not skewed by load that came and went between groups.
+fn interleaved_summary(
+    dv: &DvDescriptor,
+    bytes: &[u8],
+    start: u64,
+    deleted: &DeletedRows,
+    rows: &[u64],
+) {
+    fn best_ms(best: &mut f64, f: impl FnOnce()) {
+        let t = Instant::now();
+        f();
+        *best = best.min(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let mut ms = [f64::MAX; 5];
+    for _ in 0..15 {
+        best_ms(&mut ms[0], || {
+            black_box(decode_file_bytes(dv, "bench.bin", start, black_box(bytes)).unwrap());
+        });
+        best_ms(&mut ms[1], || {
+            let decoded = decode_file_bytes(dv, "bench.bin", start, black_box(bytes)).unwrap();
+            black_box(decoded.iter().collect::<Vec<u64>>());
+        });
+        best_ms(&mut ms[2], || {
+            black_box(
+                row_groups()
+                    .map(|g| deleted.selection(g))
+                    .collect::<Vec<_>>(),
+            );
+        });
+        best_ms(&mut ms[3], || {
+            black_box(
+                row_groups()
+                    .map(|g| list_selection(rows, g))
+                    .collect::<Vec<_>>(),
+            );
+        });
+        best_ms(&mut ms[4], || {
+            black_box(
+                row_groups()
+                    .map(|g| list_mask_selection(rows, g))
+                    .collect::<Vec<_>>(),
+            );
+        });
+    }
+    eprintln!(
+        "dv interleaved best of 15 (ms): decode {:.2} vs decode+Vec {:.2} ({:.1}x); \
+         selections {:.1} vs list binary search {:.1} ({:.2}x) vs list mask {:.1} ({:.1}x); \
+         decode+selections {:.1} vs list {:.1} ({:.2}x)",
+        ms[0],
+        ms[1],
+        ms[1] / ms[0],
+        ms[2],
+        ms[3],
+        ms[3] / ms[2],
+        ms[4],
+        ms[4] / ms[2],
+        ms[0] + ms[2],
+        ms[1] + ms[3],
+        (ms[1] + ms[3]) / (ms[0] + ms[2]),
+    );
+}
+
 fn bench(c: &mut Criterion) {
     let rows = deleted_rows();
     let deleted: DeletedRows = rows.iter().copied().collect();
@@ -101,6 +165,8 @@ fn bench(c: &mut Criterion) {
             list_mask_selection(&rows, group)
         );
     }
+
+    interleaved_summary(&dv, bytes, range.start, &deleted, &rows);
 
     let mut decode = c.benchmark_group("dv_decode_1M_rows");
     decode

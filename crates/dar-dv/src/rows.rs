@@ -94,15 +94,26 @@ impl DeletedRows {
         if range.start >= range.end {
             return RowSelection::from(Vec::new());
         }
-        // Feeding surviving runs to `from_consecutive_ranges` builds the
-        // selectors in one pass (`From<Vec<RowSelector>>` would re-merge them).
-        let survivors = Survivors {
-            deleted: self.deleted_rows_in(range.clone()),
-            cursor: range.start,
-            start: range.start,
-            end: range.end,
-        };
-        RowSelection::from_consecutive_ranges(survivors, to_usize(range.end - range.start))
+        // Surviving runs, relative to `range.start`, fed to
+        // `from_consecutive_ranges`, which builds the selectors in one pass
+        // (`From<Vec<RowSelector>>` would merge them again). Collected with
+        // roaring's internal iteration, the fastest way through its
+        // containers (measured in benches/benches/dv.rs).
+        let len = to_usize(range.end - range.start);
+        let mut survivors: Vec<Range<usize>> =
+            Vec::with_capacity(to_usize(self.deleted_in(range.clone())) + 1);
+        let mut cursor = 0_usize;
+        self.for_each_in(range.clone(), |row| {
+            let at = to_usize(row - range.start);
+            if at > cursor {
+                survivors.push(cursor..at);
+            }
+            cursor = at + 1;
+        });
+        if cursor < len {
+            survivors.push(cursor..len);
+        }
+        RowSelection::from_consecutive_ranges(survivors.into_iter(), len)
     }
 
     /// The run-length selectors behind [`DeletedRows::selection`]: no empty
@@ -120,27 +131,6 @@ impl DeletedRows {
         };
         self.for_each_in(range.clone(), |row| runs.push_deleted(row));
         runs.finish(range.end)
-    }
-
-    /// Deleted rows in `range`, ascending, through roaring's per-bucket range
-    /// iterators (cheaper than the 64-bit iterator's `advance_to`).
-    fn deleted_rows_in(&self, range: Range<u64>) -> impl Iterator<Item = u64> + '_ {
-        let last = range.end.saturating_sub(1);
-        let (start_hi, end_hi) = ((range.start >> 32) as u32, (last >> 32) as u32);
-        self.rows
-            .bitmaps()
-            .skip_while(move |(key, _)| *key < start_hi)
-            .take_while(move |(key, _)| *key <= end_hi && range.start < range.end)
-            .flat_map(move |(key, bitmap)| {
-                let lo = if key == start_hi {
-                    range.start as u32
-                } else {
-                    0
-                };
-                let hi = if key == end_hi { last as u32 } else { u32::MAX };
-                let base = u64::from(key) << 32;
-                bitmap.range(lo..=hi).map(move |low| base | u64::from(low))
-            })
     }
 
     /// Calls `f` with each deleted row in `range`, ascending. Works bucket by
@@ -220,33 +210,6 @@ impl FromIterator<u64> for DeletedRows {
         Self {
             rows: iter.into_iter().collect(),
         }
-    }
-}
-
-/// The surviving runs between ascending deleted rows, as ranges relative to
-/// `start` (the input `RowSelection::from_consecutive_ranges` wants).
-struct Survivors<I> {
-    deleted: I,
-    /// The first row not yet accounted for.
-    cursor: u64,
-    start: u64,
-    end: u64,
-}
-
-impl<I: Iterator<Item = u64>> Iterator for Survivors<I> {
-    type Item = Range<usize>;
-
-    fn next(&mut self) -> Option<Range<usize>> {
-        for row in self.deleted.by_ref() {
-            let run = self.cursor..row;
-            self.cursor = row + 1;
-            if !run.is_empty() {
-                return Some(to_usize(run.start - self.start)..to_usize(run.end - self.start));
-            }
-        }
-        let run = self.cursor..self.end;
-        self.cursor = self.end;
-        (!run.is_empty()).then(|| to_usize(run.start - self.start)..to_usize(run.end - self.start))
     }
 }
 
