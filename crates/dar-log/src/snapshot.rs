@@ -211,7 +211,9 @@ impl Snapshot {
     }
 
     /// The commit timestamp of this version (ms): the in-commit timestamp
-    /// when ICT is active for it, else the commit file's modification time.
+    /// when ICT is active for it, else the commit file's modification time
+    /// as listed (not monotonized against earlier commits; see
+    /// [`time_travel::commit_timestamps`] for the series time travel uses).
     pub fn commit_timestamp_ms(&self) -> Option<i64> {
         if time_travel::ict_active_at(
             &self.state.protocol,
