@@ -334,33 +334,8 @@ impl TableStoreBuilder {
 
     #[cfg(feature = "aws")]
     fn s3(&self, loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
-        use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-        let mut b = AmazonS3Builder::new();
-        // Environment first (unknown AWS_* variables are ignored, as
-        // object_store's from_env does), then caller options (unknown keys
-        // are an error: a typo must not silently fall back to defaults).
-        for (k, v) in self.env_with_prefix("AWS_") {
-            if let Ok(key) = k.to_ascii_lowercase().parse::<AmazonS3ConfigKey>() {
-                b = b.with_config(key, v);
-            }
-        }
-        for (k, v) in self.options.iter() {
-            let key = k
-                .parse::<AmazonS3ConfigKey>()
-                .map_err(|_| Error::UnknownOption {
-                    key: k.to_string(),
-                    backend: "s3",
-                })?;
-            b = b.with_config(key, v);
-        }
-        b = b.with_bucket_name(loc.bucket.clone());
-        if let Some(r) = &self.http_retry {
-            b = b.with_retry(r.clone());
-        }
-        let s3 = b
-            .build()
-            .map_err(|source| Error::BuildStore { uri, source })?;
-        Ok(Arc::new(s3))
+        let b = self.configure(object_store::aws::AmazonS3Builder::new())?;
+        build(b.with_bucket_name(loc.bucket.clone()), uri)
     }
 
     #[cfg(not(feature = "aws"))]
@@ -373,30 +348,8 @@ impl TableStoreBuilder {
 
     #[cfg(feature = "azure")]
     fn azure(&self, loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
-        use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
-        let mut b = MicrosoftAzureBuilder::new();
-        for (k, v) in self.env_with_prefix("AZURE_") {
-            if let Ok(key) = k.to_ascii_lowercase().parse::<AzureConfigKey>() {
-                b = b.with_config(key, v);
-            }
-        }
-        for (k, v) in self.options.iter() {
-            let key = k
-                .parse::<AzureConfigKey>()
-                .map_err(|_| Error::UnknownOption {
-                    key: k.to_string(),
-                    backend: "azure",
-                })?;
-            b = b.with_config(key, v);
-        }
-        b = b.with_url(loc.raw.clone());
-        if let Some(r) = &self.http_retry {
-            b = b.with_retry(r.clone());
-        }
-        let s = b
-            .build()
-            .map_err(|source| Error::BuildStore { uri, source })?;
-        Ok(Arc::new(s))
+        let b = self.configure(object_store::azure::MicrosoftAzureBuilder::new())?;
+        build(b.with_url(loc.raw.clone()), uri)
     }
 
     #[cfg(not(feature = "azure"))]
@@ -409,30 +362,8 @@ impl TableStoreBuilder {
 
     #[cfg(feature = "gcp")]
     fn gcs(&self, loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
-        use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
-        let mut b = GoogleCloudStorageBuilder::new();
-        for (k, v) in self.env_with_prefix("GOOGLE_") {
-            if let Ok(key) = k.to_ascii_lowercase().parse::<GoogleConfigKey>() {
-                b = b.with_config(key, v);
-            }
-        }
-        for (k, v) in self.options.iter() {
-            let key = k
-                .parse::<GoogleConfigKey>()
-                .map_err(|_| Error::UnknownOption {
-                    key: k.to_string(),
-                    backend: "gcs",
-                })?;
-            b = b.with_config(key, v);
-        }
-        b = b.with_bucket_name(loc.bucket.clone());
-        if let Some(r) = &self.http_retry {
-            b = b.with_retry(r.clone());
-        }
-        let s = b
-            .build()
-            .map_err(|source| Error::BuildStore { uri, source })?;
-        Ok(Arc::new(s))
+        let b = self.configure(object_store::gcp::GoogleCloudStorageBuilder::new())?;
+        build(b.with_bucket_name(loc.bucket.clone()), uri)
     }
 
     #[cfg(not(feature = "gcp"))]
@@ -442,7 +373,97 @@ impl TableStoreBuilder {
             feature: "gcp",
         })
     }
+
+    /// Configures a cloud builder: environment first (unknown variables with
+    /// the backend's prefix are ignored, as object_store's `from_env` does),
+    /// then caller options (unknown keys are an error: a typo must not
+    /// silently fall back to defaults), then the HTTP retry policy. The
+    /// caller sets the bucket / URL afterwards so options cannot override it.
+    #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
+    fn configure<B: CloudBuilder>(&self, mut b: B) -> Result<B> {
+        for (k, v) in self.env_with_prefix(B::ENV_PREFIX) {
+            if let Ok(key) = k.to_ascii_lowercase().parse::<B::Key>() {
+                b = b.with_key(key, v);
+            }
+        }
+        for (k, v) in self.options.iter() {
+            let key = k.parse::<B::Key>().map_err(|_| Error::UnknownOption {
+                key: k.to_string(),
+                backend: B::BACKEND,
+            })?;
+            b = b.with_key(key, v.to_string());
+        }
+        if let Some(r) = &self.http_retry {
+            b = b.with_http_retry(r.clone());
+        }
+        Ok(b)
+    }
 }
+
+/// Builds a configured cloud store; `uri` (already redacted) names it in errors.
+#[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
+fn build<B: CloudBuilder>(b: B, uri: String) -> Result<Arc<dyn ObjectStore>> {
+    b.build_store()
+        .map_err(|source| Error::BuildStore { uri, source })
+}
+
+/// What [`TableStoreBuilder::configure`] needs from object_store's cloud
+/// builders, which share these methods by convention but not by trait.
+#[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
+trait CloudBuilder: Sized {
+    /// The backend's configuration key (`AmazonS3ConfigKey`, ...).
+    type Key: std::str::FromStr;
+    /// Environment variables read for this backend start with this.
+    const ENV_PREFIX: &'static str;
+    /// Backend name reported in [`Error::UnknownOption`].
+    const BACKEND: &'static str;
+    fn with_key(self, key: Self::Key, value: String) -> Self;
+    fn with_http_retry(self, config: object_store::RetryConfig) -> Self;
+    fn build_store(self) -> object_store::Result<Arc<dyn ObjectStore>>;
+}
+
+/// Implements [`CloudBuilder`] by forwarding to the builder's own methods.
+macro_rules! cloud_builder {
+    ($feature:literal, $builder:ty, $key:ty, $prefix:literal, $backend:literal) => {
+        #[cfg(feature = $feature)]
+        impl CloudBuilder for $builder {
+            type Key = $key;
+            const ENV_PREFIX: &'static str = $prefix;
+            const BACKEND: &'static str = $backend;
+            fn with_key(self, key: $key, value: String) -> Self {
+                self.with_config(key, value)
+            }
+            fn with_http_retry(self, config: object_store::RetryConfig) -> Self {
+                self.with_retry(config)
+            }
+            fn build_store(self) -> object_store::Result<Arc<dyn ObjectStore>> {
+                Ok(Arc::new(self.build()?))
+            }
+        }
+    };
+}
+
+cloud_builder!(
+    "aws",
+    object_store::aws::AmazonS3Builder,
+    object_store::aws::AmazonS3ConfigKey,
+    "AWS_",
+    "s3"
+);
+cloud_builder!(
+    "azure",
+    object_store::azure::MicrosoftAzureBuilder,
+    object_store::azure::AzureConfigKey,
+    "AZURE_",
+    "azure"
+);
+cloud_builder!(
+    "gcp",
+    object_store::gcp::GoogleCloudStorageBuilder,
+    object_store::gcp::GoogleConfigKey,
+    "GOOGLE_",
+    "gcs"
+);
 
 mod location;
 
