@@ -53,6 +53,7 @@ mod planner;
 pub mod reader;
 mod retry;
 mod uri;
+mod wrapper;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

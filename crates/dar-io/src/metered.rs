@@ -18,18 +18,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 use object_store::path::Path;
-use object_store::{
-    CopyOptions, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload, ObjectMeta,
-    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
-};
+use object_store::{GetOptions, GetResult, GetResultPayload, ObjectStore};
 
 use crate::class::ObjectClass;
 use crate::cost::{CostModel, Observation};
+use crate::wrapper::wrapper_store;
 
 #[derive(Debug, Default)]
 struct ClassCounters {
@@ -236,12 +233,6 @@ impl<T: ObjectStore> fmt::Debug for MeteredStore<T> {
     }
 }
 
-impl<T: ObjectStore> fmt::Display for MeteredStore<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "MeteredStore({})", self.inner)
-    }
-}
-
 /// Records a request when its body has been read to the end, failed, or was dropped.
 struct Recorder {
     metrics: IoMetrics,
@@ -301,28 +292,9 @@ impl Stream for MeteredStream {
     }
 }
 
-#[async_trait]
-impl<T: ObjectStore> ObjectStore for MeteredStore<T> {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        self.metrics.inner.writes.fetch_add(1, Ordering::Relaxed);
-        self.inner.put_opts(location, payload, opts).await
-    }
-
-    async fn put_multipart_opts(
-        &self,
-        location: &Path,
-        opts: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.metrics.inner.writes.fetch_add(1, Ordering::Relaxed);
-        self.inner.put_multipart_opts(location, opts).await
-    }
-
-    async fn get_opts(
+impl<T: ObjectStore> MeteredStore<T> {
+    /// `get_opts`: times the request and meters its body per object class.
+    async fn get_metered(
         &self,
         location: &Path,
         options: GetOptions,
@@ -392,53 +364,21 @@ impl<T: ObjectStore> ObjectStore for MeteredStore<T> {
         })
     }
 
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
+    fn count_write(&self) {
         self.metrics.inner.writes.fetch_add(1, Ordering::Relaxed);
-        self.inner.delete_stream(locations)
     }
 
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+    fn count_list(&self) {
         self.metrics.inner.lists.fetch_add(1, Ordering::Relaxed);
-        self.inner.list(prefix)
-    }
-
-    fn list_with_offset(
-        &self,
-        prefix: Option<&Path>,
-        offset: &Path,
-    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.metrics.inner.lists.fetch_add(1, Ordering::Relaxed);
-        self.inner.list_with_offset(prefix, offset)
-    }
-
-    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        self.metrics.inner.lists.fetch_add(1, Ordering::Relaxed);
-        self.inner.list_with_delimiter(prefix).await
-    }
-
-    async fn copy_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: CopyOptions,
-    ) -> object_store::Result<()> {
-        self.metrics.inner.writes.fetch_add(1, Ordering::Relaxed);
-        self.inner.copy_opts(from, to, options).await
-    }
-
-    async fn rename_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: RenameOptions,
-    ) -> object_store::Result<()> {
-        self.metrics.inner.writes.fetch_add(1, Ordering::Relaxed);
-        self.inner.rename_opts(from, to, options).await
     }
 }
+
+wrapper_store!(
+    MeteredStore,
+    get = get_metered,
+    writes = count_write,
+    lists = count_list
+);
 
 /// Builds `GetOptions` for a bounded range tagged with a class.
 pub(crate) fn ranged_get(range: Range<u64>, class: ObjectClass) -> GetOptions {

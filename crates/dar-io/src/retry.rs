@@ -19,17 +19,14 @@
 use std::fmt;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use object_store::path::Path;
-use object_store::{
-    CopyOptions, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload, ObjectMeta,
-    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
-};
+use object_store::{GetOptions, GetResult, GetResultPayload, ObjectStore};
 
 use crate::error::Error;
+use crate::wrapper::wrapper_store;
 
 /// How often and how patiently reads are retried.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,32 +212,9 @@ impl<T: ObjectStore> fmt::Debug for RetryStore<T> {
     }
 }
 
-impl<T: ObjectStore> fmt::Display for RetryStore<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RetryStore({})", self.inner)
-    }
-}
-
-#[async_trait]
-impl<T: ObjectStore> ObjectStore for RetryStore<T> {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        self.inner.put_opts(location, payload, opts).await
-    }
-
-    async fn put_multipart_opts(
-        &self,
-        location: &Path,
-        opts: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
-    }
-
-    async fn get_opts(
+impl<T: ObjectStore> RetryStore<T> {
+    /// `get_opts`: attempts with backoff and a timeout, checking body length.
+    async fn get_with_retry(
         &self,
         location: &Path,
         options: GetOptions,
@@ -287,45 +261,6 @@ impl<T: ObjectStore> ObjectStore for RetryStore<T> {
             attempt += 1;
         }
     }
-
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(locations)
-    }
-
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-
-    fn list_with_offset(
-        &self,
-        prefix: Option<&Path>,
-        offset: &Path,
-    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list_with_offset(prefix, offset)
-    }
-
-    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        self.inner.list_with_delimiter(prefix).await
-    }
-
-    async fn copy_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: CopyOptions,
-    ) -> object_store::Result<()> {
-        self.inner.copy_opts(from, to, options).await
-    }
-
-    async fn rename_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: RenameOptions,
-    ) -> object_store::Result<()> {
-        self.inner.rename_opts(from, to, options).await
-    }
 }
+
+wrapper_store!(RetryStore, get = get_with_retry);

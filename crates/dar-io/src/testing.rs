@@ -11,15 +11,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
-use futures::stream::BoxStream;
 use object_store::path::Path;
-use object_store::{
-    CopyOptions, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload, ObjectMeta,
-    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
-};
+use object_store::{GetOptions, GetResult, GetResultPayload, ObjectStore};
+
+use crate::wrapper::wrapper_store;
 
 /// One injected fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,12 +147,6 @@ impl<T: ObjectStore> fmt::Debug for FaultStore<T> {
     }
 }
 
-impl<T: ObjectStore> fmt::Display for FaultStore<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "FaultStore({})", self.inner)
-    }
-}
-
 async fn body_of(r: GetResult) -> object_store::Result<(GetResult, Bytes)> {
     let meta = r.meta.clone();
     let range = r.range.clone();
@@ -170,26 +161,9 @@ async fn body_of(r: GetResult) -> object_store::Result<(GetResult, Bytes)> {
     Ok((empty, bytes))
 }
 
-#[async_trait]
-impl<T: ObjectStore> ObjectStore for FaultStore<T> {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> object_store::Result<PutResult> {
-        self.inner.put_opts(location, payload, opts).await
-    }
-
-    async fn put_multipart_opts(
-        &self,
-        location: &Path,
-        opts: PutMultipartOptions,
-    ) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
-    }
-
-    async fn get_opts(
+impl<T: ObjectStore> FaultStore<T> {
+    /// `get_opts`: counts calls and in-flight requests around the scripted fault.
+    async fn get_counting(
         &self,
         location: &Path,
         options: GetOptions,
@@ -201,37 +175,6 @@ impl<T: ObjectStore> ObjectStore for FaultStore<T> {
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         result
     }
-
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(locations)
-    }
-
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-
-    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-        self.inner.list_with_delimiter(prefix).await
-    }
-
-    async fn copy_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: CopyOptions,
-    ) -> object_store::Result<()> {
-        self.inner.copy_opts(from, to, options).await
-    }
-
-    async fn rename_opts(
-        &self,
-        from: &Path,
-        to: &Path,
-        options: RenameOptions,
-    ) -> object_store::Result<()> {
-        self.inner.rename_opts(from, to, options).await
-    }
 }
+
+wrapper_store!(FaultStore, get = get_counting);
