@@ -1,4 +1,5 @@
-//! Test support (feature `testing`): a store that injects faults into reads.
+//! Test support (feature `testing`): a store that injects faults into reads
+//! and an in-process S3 server.
 //!
 //! [`FaultStore`] wraps any store and applies a script of [`Fault`]s, one per
 //! `get_opts` call (HEADs included), in order; when the script is empty calls
@@ -17,6 +18,10 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetResult, GetResultPayload, ObjectStore};
 
 use crate::wrapper::wrapper_store;
+
+mod s3_server;
+
+pub use s3_server::S3Server;
 
 /// One injected fault.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,6 @@
 //! Fixtures: a multi-row-group Parquet file with page indexes, a scan
 //! helper, and an in-process S3 server.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
@@ -118,82 +117,17 @@ pub fn selection() -> (RowSelection, ScanResult) {
     )
 }
 
-pub const ACCESS_KEY: &str = "dar-test-access-key";
-pub const SECRET_KEY: &str = "dar-test-secret-key-never-printed";
+pub use dar_io::testing::S3Server;
 
-/// An s3s-fs server on 127.0.0.1 serving a temp dir; stopped on drop.
-pub struct S3Server {
-    pub endpoint: String,
-    _dir: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for S3Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// Starts the server with one bucket created through the S3 API. Fails the
-/// test, saying why, if that is impossible.
+/// Starts the S3 server with one bucket created through the S3 API. Fails
+/// the test, saying why, if that is impossible.
 pub async fn start_s3(bucket: &str) -> S3Server {
-    use hyper_util::rt::{TokioExecutor, TokioIo};
-    use hyper_util::server::conn::auto::Builder as ConnBuilder;
-    use s3s::S3;
-    use s3s::auth::SimpleAuth;
-    use s3s::service::S3ServiceBuilder;
-
-    let dir = tempfile::tempdir().expect("S3 test server: cannot create a temp dir");
-    let fs = s3s_fs::FileSystem::new(dir.path())
-        .unwrap_or_else(|e| panic!("S3 test server: s3s-fs cannot use {:?}: {e:?}", dir.path()));
-    // CreateBucket through the S3 trait (the same code an HTTP request reaches).
-    let input = s3s::dto::CreateBucketInput::builder()
-        .bucket(bucket.to_string())
-        .build()
-        .unwrap();
-    let req = s3s::S3Request {
-        input,
-        method: http::Method::PUT,
-        uri: format!("/{bucket}").parse().unwrap(),
-        headers: http::HeaderMap::new(),
-        extensions: http::Extensions::new(),
-        credentials: None,
-        region: None,
-        service: None,
-        trailing_headers: None,
-    };
-    fs.create_bucket(req)
+    let server = S3Server::start()
         .await
-        .unwrap_or_else(|e| panic!("S3 test server: CreateBucket {bucket} failed: {e:?}"));
-
-    let mut b = S3ServiceBuilder::new(fs);
-    b.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
-    let service = b.build();
-
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .unwrap_or_else(|e| panic!("S3 test server: cannot start: {e}"));
+    server
+        .create_bucket(bucket)
         .await
-        .unwrap_or_else(|e| panic!("S3 test server: cannot bind 127.0.0.1:0: {e}"));
-    let addr = listener.local_addr().unwrap();
-    let task = tokio::spawn(async move {
-        let http = ConnBuilder::new(TokioExecutor::new());
-        loop {
-            let Ok((socket, _)) = listener.accept().await else {
-                continue;
-            };
-            // Without NODELAY every request on a reused connection stalls
-            // ~40 ms (Nagle + delayed ACK).
-            let _ = socket.set_nodelay(true);
-            let conn = http
-                .serve_connection(TokioIo::new(socket), service.clone())
-                .into_owned();
-            tokio::spawn(async move {
-                let _ = conn.await;
-            });
-        }
-    });
-    S3Server {
-        endpoint: format!("http://{addr}"),
-        _dir: dir,
-        task,
-    }
+        .unwrap_or_else(|e| panic!("S3 test server: {e}"));
+    server
 }

@@ -1,19 +1,10 @@
 //! The reader against a real S3 server (s3s-fs on 127.0.0.1), including
 //! options from the caller and from `AWS_*` variables.
 
-use dar_io::{ObjectClass, StorageOptions, TableStore, TableStoreBuilder};
+use dar_io::{ObjectClass, TableStore, TableStoreBuilder};
 use object_store::ObjectStoreExt;
 
 use crate::common::*;
-
-fn options(endpoint: &str) -> StorageOptions {
-    StorageOptions::new()
-        .with("aws_endpoint", endpoint)
-        .with("aws_allow_http", "true")
-        .with("aws_region", "us-east-1")
-        .with("aws_access_key_id", ACCESS_KEY)
-        .with("aws_secret_access_key", SECRET_KEY)
-}
 
 fn builder(uri: &str) -> TableStoreBuilder {
     // Never pick up the developer's real AWS_* variables.
@@ -24,7 +15,7 @@ fn builder(uri: &str) -> TableStoreBuilder {
 async fn reader_over_s3_with_exact_request_counts() {
     let server = start_s3("dar-bucket").await;
     let table = builder("s3://dar-bucket/tables/t1")
-        .with_options(options(&server.endpoint))
+        .with_options(server.storage_options())
         .build()
         .unwrap();
     let data = parquet_file();
@@ -97,13 +88,7 @@ async fn reader_over_s3_with_exact_request_counts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aws_environment_variables_configure_the_store() {
     let server = start_s3("env-bucket").await;
-    let env = vec![
-        ("AWS_ENDPOINT_URL".to_string(), server.endpoint.clone()),
-        ("AWS_ALLOW_HTTP".to_string(), "true".to_string()),
-        ("AWS_REGION".to_string(), "us-east-1".to_string()),
-        ("AWS_ACCESS_KEY_ID".to_string(), ACCESS_KEY.to_string()),
-        ("AWS_SECRET_ACCESS_KEY".to_string(), SECRET_KEY.to_string()),
-    ];
+    let env = server.env();
     let table = TableStore::builder("s3://env-bucket/t")
         .with_env(env)
         .build()
@@ -126,7 +111,11 @@ async fn wrong_credentials_fail_without_leaking_them() {
     let server = start_s3("auth-bucket").await;
     let wrong = "WRONG-secret-that-must-not-print";
     let table = builder("s3://auth-bucket/t")
-        .with_options(options(&server.endpoint).with("aws_secret_access_key", wrong))
+        .with_options(
+            server
+                .storage_options()
+                .with("aws_secret_access_key", wrong),
+        )
         .with_http_retry(object_store::RetryConfig {
             max_retries: 0,
             ..Default::default()
@@ -136,7 +125,7 @@ async fn wrong_credentials_fail_without_leaking_them() {
     let err = table.store().get(&table.child("a.json")).await.unwrap_err();
     let msg = format!("{err} {err:?} {table:?}");
     assert!(!msg.contains(wrong), "{msg}");
-    assert!(!msg.contains(SECRET_KEY), "{msg}");
+    assert!(!msg.contains(S3Server::SECRET_KEY), "{msg}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -146,7 +135,11 @@ async fn virtual_hosted_style_is_an_option() {
     // the object).
     let server = start_s3("vh-bucket").await;
     let table = builder("s3://vh-bucket/t")
-        .with_options(options(&server.endpoint).with("aws_virtual_hosted_style_request", "true"))
+        .with_options(
+            server
+                .storage_options()
+                .with("aws_virtual_hosted_style_request", "true"),
+        )
         .with_http_retry(object_store::RetryConfig {
             max_retries: 0,
             ..Default::default()
@@ -166,7 +159,7 @@ async fn footer_hint_is_clamped_to_small_objects() {
     use arrow_array::{Int64Array, RecordBatch};
     let server = start_s3("small-bucket").await;
     let table = builder("s3://small-bucket/t")
-        .with_options(options(&server.endpoint))
+        .with_options(server.storage_options())
         .build()
         .unwrap();
     let batch =
@@ -191,4 +184,43 @@ async fn footer_hint_is_clamped_to_small_objects() {
     assert_eq!(s.class(ObjectClass::Footer).requests, 1);
     assert_eq!(s.class(ObjectClass::Footer).bytes, size);
     assert_eq!(s.class(ObjectClass::Footer).errors, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploaded_directory_is_served_under_its_prefix() {
+    let server = start_s3("up-bucket").await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("_delta_log")).unwrap();
+    std::fs::write(dir.path().join("_delta_log/0.json"), b"{\"a\":1}\n").unwrap();
+    std::fs::write(dir.path().join("part-0.parquet"), b"PAR1").unwrap();
+    server
+        .upload_dir(dir.path(), "up-bucket", "tables/t")
+        .unwrap();
+
+    let table = builder("s3://up-bucket/tables/t")
+        .with_options(server.storage_options())
+        .build()
+        .unwrap();
+    let log = table.child("_delta_log/0.json");
+    let body = table
+        .store()
+        .get(&log)
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(&body[..], b"{\"a\":1}\n");
+    let head = table
+        .store()
+        .head(&table.child("part-0.parquet"))
+        .await
+        .unwrap();
+    assert_eq!(head.size, 4);
+
+    let err = server
+        .upload_dir(dir.path(), "no-such-bucket", "t")
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    assert!(err.to_string().contains("no-such-bucket"), "{err}");
 }
