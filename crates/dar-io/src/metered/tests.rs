@@ -63,38 +63,13 @@ async fn known_access_pattern_gives_exact_counts() {
 
     let s = store.metrics().snapshot();
     let c = |c| s.class(c);
-    assert_eq!(
-        (c(ObjectClass::Log).requests, c(ObjectClass::Log).bytes),
-        (2, 1000)
-    );
-    assert_eq!(
-        (
-            c(ObjectClass::Checkpoint).requests,
-            c(ObjectClass::Checkpoint).bytes
-        ),
-        (1, 100)
-    );
-    assert_eq!(
-        (
-            c(ObjectClass::PageData).requests,
-            c(ObjectClass::PageData).bytes
-        ),
-        (2, 210)
-    );
-    assert_eq!(
-        (
-            c(ObjectClass::Footer).requests,
-            c(ObjectClass::Footer).bytes
-        ),
-        (1, 100)
-    );
-    assert_eq!(
-        (
-            c(ObjectClass::DeletionVector).requests,
-            c(ObjectClass::DeletionVector).bytes
-        ),
-        (1, 40)
-    );
+    // (requests, bytes) of one class.
+    let rb = |class| (c(class).requests, c(class).bytes);
+    assert_eq!(rb(ObjectClass::Log), (2, 1000));
+    assert_eq!(rb(ObjectClass::Checkpoint), (1, 100));
+    assert_eq!(rb(ObjectClass::PageData), (2, 210));
+    assert_eq!(rb(ObjectClass::Footer), (1, 100));
+    assert_eq!(rb(ObjectClass::DeletionVector), (1, 40));
     assert_eq!(
         (c(ObjectClass::Other).requests, c(ObjectClass::Other).errors),
         (1, 1)
