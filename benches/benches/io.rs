@@ -39,10 +39,9 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::throttle::{ThrottleConfig, ThrottledStore};
 use object_store::{ObjectStore, ObjectStoreExt};
+use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, RowSelection, RowSelector};
-use parquet::arrow::{ArrowWriter, ParquetRecordBatchStreamBuilder};
 use parquet::file::metadata::PageIndexPolicy;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 const ROW_GROUPS: usize = 8;
 const RG_ROWS: usize = 100_000;
@@ -56,37 +55,18 @@ fn parquet_file() -> Vec<u8> {
         Field::new("name", DataType::Utf8, false),
         Field::new("other", DataType::Int64, false),
     ]));
-    let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(RG_ROWS))
-        .set_data_page_row_count_limit(PAGE_ROWS)
-        .set_data_page_size_limit(16 * 1024 * 1024)
-        .set_write_batch_size(PAGE_ROWS)
-        .set_dictionary_enabled(false)
-        .set_statistics_enabled(EnabledStatistics::Page)
-        .build();
-    let mut buf = Vec::new();
-    let mut w = ArrowWriter::try_new(&mut buf, Arc::clone(&schema), Some(props)).unwrap();
-    for chunk in 0..ROW_GROUPS * RG_ROWS / PAGE_ROWS {
-        let ids: Vec<i64> = (chunk * PAGE_ROWS..(chunk + 1) * PAGE_ROWS)
-            .map(|i| i as i64)
-            .collect();
-        let values: Vec<f64> = ids.iter().map(|&i| i as f64 * 1.5).collect();
-        let names: Vec<String> = ids.iter().map(|i| format!("name-{i:012}")).collect();
-        let other: Vec<i64> = ids.iter().map(|i| i.wrapping_mul(2_654_435_761)).collect();
-        let batch = RecordBatch::try_new(
-            Arc::clone(&schema),
-            vec![
-                Arc::new(Int64Array::from(ids)),
-                Arc::new(Float64Array::from(values)),
-                Arc::new(StringArray::from(names)),
-                Arc::new(Int64Array::from(other)),
-            ],
-        )
-        .unwrap();
-        w.write(&batch).unwrap();
-    }
-    w.close().unwrap();
-    buf
+    dar_io::testing::paged_parquet(schema, ROW_GROUPS, RG_ROWS, PAGE_ROWS, |ids| {
+        let values = ids.clone().map(|i| i as f64 * 1.5);
+        let names = ids.clone().map(|i| format!("name-{i:012}"));
+        let other = ids.clone().map(|i| i.wrapping_mul(2_654_435_761));
+        vec![
+            Arc::new(Int64Array::from_iter_values(ids)),
+            Arc::new(Float64Array::from_iter_values(values)),
+            Arc::new(StringArray::from_iter_values(names)),
+            Arc::new(Int64Array::from_iter_values(other)),
+        ]
+    })
+    .unwrap()
 }
 
 /// Three row runs of each row group, [10k, 20k), [40k, 50k), [70k, 80k):

@@ -1,5 +1,5 @@
-//! Test support (feature `testing`): a store that injects faults into reads
-//! and an in-process S3 server.
+//! Test support (feature `testing`): a store that injects faults into reads,
+//! an in-process S3 server and a Parquet file with exact page boundaries.
 //!
 //! [`FaultStore`] wraps any store and applies a script of [`Fault`]s, one per
 //! `get_opts` call (HEADs included), in order; when the script is empty calls
@@ -19,8 +19,10 @@ use object_store::{GetOptions, GetResult, GetResultPayload, ObjectStore};
 
 use crate::wrapper::wrapper_store;
 
+mod paged_parquet;
 mod s3_server;
 
+pub use paged_parquet::paged_parquet;
 pub use s3_server::S3Server;
 
 /// One injected fault.

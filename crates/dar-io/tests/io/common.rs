@@ -8,10 +8,8 @@ use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 use dar_io::ParquetReader;
 use futures::TryStreamExt;
-use parquet::arrow::ArrowWriter;
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, RowSelection, RowSelector};
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 /// Rows per file, rows per row group, rows per page.
 pub const ROWS: usize = 40_000;
@@ -26,34 +24,17 @@ pub fn parquet_file() -> Bytes {
         Field::new("name", DataType::Utf8, false),
         Field::new("value", DataType::Float64, false),
     ]));
-    let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(RG_ROWS))
-        .set_data_page_row_count_limit(PAGE_ROWS)
-        .set_write_batch_size(PAGE_ROWS)
-        .set_dictionary_enabled(false)
-        .set_statistics_enabled(EnabledStatistics::Page)
-        .build();
-    let mut buf = Vec::new();
-    let mut w = ArrowWriter::try_new(&mut buf, Arc::clone(&schema), Some(props)).unwrap();
-    for chunk in 0..ROWS / PAGE_ROWS {
-        let ids: Vec<i64> = (chunk * PAGE_ROWS..(chunk + 1) * PAGE_ROWS)
-            .map(|i| i as i64)
-            .collect();
-        let names: Vec<String> = ids.iter().map(|i| format!("name-{i:08}")).collect();
-        let values: Vec<f64> = ids.iter().map(|&i| i as f64 * 0.5).collect();
-        let batch = RecordBatch::try_new(
-            Arc::clone(&schema),
-            vec![
-                Arc::new(Int64Array::from(ids)),
-                Arc::new(StringArray::from(names)),
-                Arc::new(Float64Array::from(values)),
-            ],
-        )
-        .unwrap();
-        w.write(&batch).unwrap();
-    }
-    w.close().unwrap();
-    Bytes::from(buf)
+    let file = dar_io::testing::paged_parquet(schema, ROWS / RG_ROWS, RG_ROWS, PAGE_ROWS, |ids| {
+        let names = ids.clone().map(|i| format!("name-{i:08}"));
+        let values = ids.clone().map(|i| i as f64 * 0.5);
+        vec![
+            Arc::new(Int64Array::from_iter_values(ids)),
+            Arc::new(StringArray::from_iter_values(names)),
+            Arc::new(Float64Array::from_iter_values(values)),
+        ]
+    })
+    .unwrap();
+    Bytes::from(file)
 }
 
 /// What a scan returned.
