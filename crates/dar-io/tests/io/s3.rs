@@ -11,6 +11,18 @@ fn builder(uri: &str) -> TableStoreBuilder {
     TableStore::builder(uri).with_env(Vec::new())
 }
 
+/// The whole object at `path`.
+async fn get_all(table: &TableStore, path: &object_store::path::Path) -> bytes::Bytes {
+    table
+        .store()
+        .get(path)
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reader_over_s3_with_exact_request_counts() {
     let server = start_s3("dar-bucket").await;
@@ -95,15 +107,7 @@ async fn aws_environment_variables_configure_the_store() {
         .unwrap();
     let path = table.child("x.json");
     table.store().put(&path, "{}".into()).await.unwrap();
-    let body = table
-        .store()
-        .get(&path)
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    assert_eq!(&body[..], b"{}");
+    assert_eq!(&get_all(&table, &path).await[..], b"{}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -202,15 +206,7 @@ async fn uploaded_directory_is_served_under_its_prefix() {
         .build()
         .unwrap();
     let log = table.child("_delta_log/0.json");
-    let body = table
-        .store()
-        .get(&log)
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    assert_eq!(&body[..], b"{\"a\":1}\n");
+    assert_eq!(&get_all(&table, &log).await[..], b"{\"a\":1}\n");
     let head = table
         .store()
         .head(&table.child("part-0.parquet"))
