@@ -1,0 +1,37 @@
+//! Arbitrary bytes as a commit file: parsing must return actions or an
+//! error naming the file and line, never panic; every parsed add must append
+//! to the raw columns (or fail with an error), as replay does.
+#![no_main]
+
+use dar_log::add_columns::{AddColumnsBuilder, AddRow, FileKey};
+use dar_log::commit::{Action, commit_info, parse_actions};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(name) = std::str::from_utf8(data) {
+        let _ = dar_log::listing::parse_log_file_name(name);
+    }
+    let mut adds = AddColumnsBuilder::default();
+    let _ = parse_actions("_delta_log/00000000000000000000.json", data, |line, action| {
+        match action {
+            Action::Add(a) => {
+                let dv = a.deletion_vector.as_ref().map(|d| d.unique_id());
+                let _ = FileKey::new(&a.path, dv.as_deref());
+                let _ = adds.append(AddRow {
+                    path: &a.path,
+                    partition_values: a.partition_values,
+                    size: a.size,
+                    modification_time: a.modification_time,
+                    stats: a.stats.as_deref(),
+                    dv: None,
+                });
+            }
+            Action::CommitInfo(raw) => {
+                let _ = commit_info("f", line, raw);
+            }
+            _ => {}
+        }
+        Ok(())
+    });
+    let _ = adds.finish();
+});
