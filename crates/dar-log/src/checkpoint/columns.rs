@@ -1,0 +1,183 @@
+//! The projected `add` struct column of a checkpoint batch as raw
+//! [`AddColumns`]: children cast to the expected types (a missing child is
+//! all nulls; a child of another type is a schema error naming the file).
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, MapArray, StringArray, StructArray, new_null_array,
+};
+use arrow_schema::DataType;
+
+use crate::add_columns::{AddColumns, DvColumns};
+use crate::error::{LogError, Result};
+
+pub(super) fn schema_err(path: &str, column: &str, detail: impl Into<String>) -> LogError {
+    LogError::CheckpointSchema {
+        path: path.to_string(),
+        column: column.to_string(),
+        detail: detail.into(),
+    }
+}
+
+/// Child `name` of `s` cast to `ty`, or all nulls when absent.
+fn child(path: &str, s: &StructArray, name: &str, ty: &DataType) -> Result<ArrayRef> {
+    match s.column_by_name(name) {
+        None => Ok(new_null_array(ty, s.len())),
+        Some(c) if c.data_type() == ty => Ok(Arc::clone(c)),
+        Some(c) => arrow_cast::cast(c, ty)
+            .map_err(|e| schema_err(path, name, format!("expected {ty}: {e}"))),
+    }
+}
+
+fn string_child(path: &str, s: &StructArray, name: &str) -> Result<StringArray> {
+    Ok(child(path, s, name, &DataType::Utf8)?
+        .as_string::<i32>()
+        .clone())
+}
+
+/// The `add` struct column of a checkpoint batch as raw columns (valid rows only).
+pub(super) fn add_columns(path: &str, col: &ArrayRef) -> Result<AddColumns> {
+    let s = col.as_struct_opt().ok_or_else(|| {
+        schema_err(
+            path,
+            "add",
+            format!("expected a struct, found {}", col.data_type()),
+        )
+    })?;
+    let p = string_child(path, s, "path")?;
+    let keep: BooleanArray = (0..s.len())
+        .map(|i| Some(s.is_valid(i) && p.is_valid(i)))
+        .collect();
+    let int64 = |name: &str| -> Result<arrow_array::Int64Array> {
+        Ok(child(path, s, name, &DataType::Int64)?
+            .as_primitive()
+            .clone())
+    };
+    let partition_values = match s.column_by_name("partitionValues") {
+        Some(c) => c
+            .as_map_opt()
+            .cloned()
+            .ok_or_else(|| schema_err(path, "add.partitionValues", "expected a map"))?,
+        None => empty_maps(s.len())?,
+    };
+    let dv = match s.column_by_name("deletionVector") {
+        Some(c) => {
+            let d = c
+                .as_struct_opt()
+                .ok_or_else(|| schema_err(path, "add.deletionVector", "expected a struct"))?;
+            // A null descriptor means no DV even if a writer left children set.
+            let valid: BooleanArray = (0..d.len()).map(|i| Some(d.is_valid(i))).collect();
+            let nullify = |a: ArrayRef| -> Result<ArrayRef> {
+                arrow_select::nullif::nullif(
+                    &a,
+                    &arrow_arith::boolean::not(&valid).map_err(|e| LogError::arrow("dv", e))?,
+                )
+                .map_err(|e| LogError::arrow("dv", e))
+            };
+            DvColumns {
+                storage_type: nullify(Arc::new(string_child(path, d, "storageType")?))?
+                    .as_string::<i32>()
+                    .clone(),
+                path_or_inline_dv: nullify(Arc::new(string_child(path, d, "pathOrInlineDv")?))?
+                    .as_string::<i32>()
+                    .clone(),
+                offset: nullify(child(path, d, "offset", &DataType::Int32)?)?
+                    .as_primitive()
+                    .clone(),
+                size_in_bytes: nullify(child(path, d, "sizeInBytes", &DataType::Int32)?)?
+                    .as_primitive()
+                    .clone(),
+                cardinality: nullify(child(path, d, "cardinality", &DataType::Int64)?)?
+                    .as_primitive()
+                    .clone(),
+            }
+        }
+        None => DvColumns {
+            storage_type: StringArray::new_null(s.len()),
+            path_or_inline_dv: StringArray::new_null(s.len()),
+            offset: arrow_array::Int32Array::new_null(s.len()),
+            size_in_bytes: arrow_array::Int32Array::new_null(s.len()),
+            cardinality: arrow_array::Int64Array::new_null(s.len()),
+        },
+    };
+    let struct_child = |name: &str| -> Result<Option<StructArray>> {
+        match s.column_by_name(name) {
+            None => Ok(None),
+            Some(c) => c
+                .as_struct_opt()
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| schema_err(path, &format!("add.{name}"), "expected a struct")),
+        }
+    };
+    let all = AddColumns {
+        path: p,
+        partition_values,
+        size: int64("size")?,
+        modification_time: int64("modificationTime")?,
+        stats: string_child(path, s, "stats")?,
+        stats_parsed: struct_child("stats_parsed")?,
+        partition_values_parsed: struct_child("partitionValues_parsed")?,
+        dv,
+    };
+    if keep.true_count() == all.len() {
+        return Ok(all);
+    }
+    all.filter(&keep)
+}
+
+fn empty_maps(len: usize) -> Result<MapArray> {
+    let mut b = arrow_array::builder::MapBuilder::new(
+        None,
+        arrow_array::builder::StringBuilder::new(),
+        arrow_array::builder::StringBuilder::new(),
+    );
+    for _ in 0..len {
+        b.append(true)
+            .map_err(|e| LogError::arrow("partitionValues", e))?;
+    }
+    Ok(b.finish())
+}
+
+/// Concatenate batches of one file (same schema).
+pub(crate) fn concat_adds(path: &str, parts: &[AddColumns]) -> Result<AddColumns> {
+    if let [one] = parts {
+        return Ok(one.clone());
+    }
+    let cat = |arrays: Vec<&dyn Array>| -> Result<ArrayRef> {
+        arrow_select::concat::concat(&arrays)
+            .map_err(|e| LogError::arrow(format!("concatenating adds of {path}"), e))
+    };
+    macro_rules! col {
+        ($($f:ident).+, $as:ident) => {
+            cat(parts.iter().map(|p| &p.$($f).+ as &dyn Array).collect())?.$as().clone()
+        };
+    }
+    let opt_struct = |get: fn(&AddColumns) -> Option<&StructArray>| -> Result<Option<StructArray>> {
+        let arrays: Option<Vec<&dyn Array>> = parts
+            .iter()
+            .map(|p| get(p).map(|s| s as &dyn Array))
+            .collect();
+        arrays
+            .map(|a| cat(a).map(|c| c.as_struct().clone()))
+            .transpose()
+    };
+    Ok(AddColumns {
+        path: col!(path, as_string),
+        partition_values: col!(partition_values, as_map),
+        size: col!(size, as_primitive),
+        modification_time: col!(modification_time, as_primitive),
+        stats: col!(stats, as_string),
+        stats_parsed: opt_struct(|p| p.stats_parsed.as_ref())?,
+        partition_values_parsed: opt_struct(|p| p.partition_values_parsed.as_ref())?,
+        dv: DvColumns {
+            storage_type: col!(dv.storage_type, as_string),
+            path_or_inline_dv: col!(dv.path_or_inline_dv, as_string),
+            offset: col!(dv.offset, as_primitive),
+            size_in_bytes: col!(dv.size_in_bytes, as_primitive),
+            cardinality: col!(dv.cardinality, as_primitive),
+        },
+    })
+}
