@@ -16,14 +16,14 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::ObjectStore;
 
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
 use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKey, FileKeySet};
 use crate::checkpoint::{append_add_line, read_checkpoint};
 use crate::commit::{Action, commit_info, parse_actions};
 use crate::error::{LogError, Result};
-use crate::listing::{LogFile, LogSegment};
+use crate::listing::{LogFile, LogSegment, read_log_file};
 
 /// How many commit files are fetched ahead of the one being parsed.
 const COMMIT_READAHEAD: usize = 8;
@@ -63,13 +63,7 @@ struct Replayer {
 
 async fn fetch(store: &dyn ObjectStore, f: &LogFile) -> Result<Bytes> {
     let path = f.location.to_string();
-    let bytes = store
-        .get(&f.location)
-        .await
-        .map_err(|e| LogError::store(path.clone(), e))?
-        .bytes()
-        .await
-        .map_err(|e| LogError::store(path.clone(), e))?;
+    let bytes = read_log_file(store, f).await?;
     if bytes.is_empty() {
         return Err(LogError::EmptyCommit { path });
     }

@@ -9,13 +9,13 @@
 
 use std::sync::Arc;
 
+use object_store::ObjectStore;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::actions::{Metadata, Protocol};
 use crate::commit::{Action, commit_info, parse_actions};
 use crate::error::{LogError, Result};
-use crate::listing::{LogFile, LogFileKind, LogSegment, list_log, log_dir};
+use crate::listing::{LogFile, LogFileKind, LogSegment, list_log, log_dir, read_log_file};
 use crate::replay::replay_segment;
 
 const ENABLE_ICT: &str = "delta.enableInCommitTimestamps";
@@ -64,13 +64,7 @@ pub fn monotonized_times(times: impl IntoIterator<Item = i64>) -> Vec<i64> {
 
 async fn in_commit_timestamp(store: &dyn ObjectStore, f: &LogFile) -> Result<i64> {
     let path = f.location.to_string();
-    let bytes = store
-        .get(&f.location)
-        .await
-        .map_err(|e| LogError::store(path.clone(), e))?
-        .bytes()
-        .await
-        .map_err(|e| LogError::store(path.clone(), e))?;
+    let bytes = read_log_file(store, f).await?;
     let mut ict = None;
     parse_actions(&path, &bytes, |line, a| {
         if let Action::CommitInfo(raw) = a

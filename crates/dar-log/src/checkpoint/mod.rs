@@ -29,7 +29,7 @@ use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
 use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow};
 use crate::commit::{Action, SidecarLine, parse_actions};
 use crate::error::{LogError, Result};
-use crate::listing::{CheckpointFiles, CheckpointFormat, LogFile};
+use crate::listing::{CheckpointFiles, CheckpointFormat, LogFile, read_log_file};
 
 /// Top-level checkpoint columns read whole (they hold few rows).
 const NON_FILE_ROOTS: [&str; 5] = ["protocol", "metaData", "txn", "domainMetadata", "sidecar"];
@@ -163,13 +163,7 @@ async fn read_json_checkpoint(
     sidecars: &mut Vec<SidecarLine>,
 ) -> Result<()> {
     let path = f.location.to_string();
-    let bytes = store
-        .get(&f.location)
-        .await
-        .map_err(|e| LogError::store(path.clone(), e))?
-        .bytes()
-        .await
-        .map_err(|e| LogError::store(path.clone(), e))?;
+    let bytes = read_log_file(store, f).await?;
     let mut adds = AddColumnsBuilder::default();
     parse_actions(&path, &bytes, |line, action| {
         match action {

@@ -46,6 +46,19 @@ pub async fn read_hint(
     }
 }
 
+/// Read one log file (commit or JSON checkpoint) whole; a store failure names
+/// the file.
+pub(crate) async fn read_log_file(store: &dyn ObjectStore, f: &LogFile) -> Result<bytes::Bytes> {
+    let store_err = |e| LogError::store(f.location.to_string(), e);
+    store
+        .get(&f.location)
+        .await
+        .map_err(store_err)?
+        .bytes()
+        .await
+        .map_err(store_err)
+}
+
 /// List the log files of version `from` and above, sorted by version.
 pub async fn list_log(store: &dyn ObjectStore, log_dir: &Path, from: u64) -> Result<Vec<LogFile>> {
     let prefix = format!("{log_dir}/");
