@@ -7,6 +7,7 @@ use arrow_schema::{Fields, SchemaRef};
 use dar_dv::DvCache;
 use dar_io::TableStore;
 use dar_log::schema::ColumnMappingMode;
+use dar_prune::Predicate;
 
 use crate::metrics::ScanMetrics;
 use crate::residual::ScanPredicate;
@@ -62,6 +63,15 @@ impl ScanContext {
     /// The live metrics of the scan.
     pub fn metrics(&self) -> &ScanMetrics {
         &self.inner.metrics
+    }
+
+    /// The data conjuncts of the predicate with physical column paths, the
+    /// ones row-group and page statistics can prune with.
+    pub(crate) fn physical_predicate(&self) -> Option<&Predicate> {
+        self.inner
+            .predicate
+            .as_ref()
+            .and_then(|p| p.physical.as_ref())
     }
 
     /// Whether `name` is a partition column.

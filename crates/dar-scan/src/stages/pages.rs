@@ -47,12 +47,7 @@ pub(crate) async fn prune_pages(
     footer: &mut Footer,
     plan: &mut RowGroupPlan,
 ) -> Result<()> {
-    let Some(predicate) = ctx
-        .inner
-        .predicate
-        .as_ref()
-        .and_then(|p| p.physical.as_ref())
-    else {
+    let Some(predicate) = ctx.physical_predicate() else {
         return Ok(());
     };
     let columns: Vec<Vec<String>> = predicate

@@ -25,12 +25,7 @@ impl RowGroupPlan {
     /// Prunes the row groups of `footer` with the scan's data predicate.
     pub(crate) fn prune(ctx: &ScanContext, footer: &Footer) -> Self {
         let n = footer.metadata.num_row_groups();
-        let Some(predicate) = ctx
-            .inner
-            .predicate
-            .as_ref()
-            .and_then(|p| p.physical.as_ref())
-        else {
+        let Some(predicate) = ctx.physical_predicate() else {
             return Self {
                 access: vec![RowGroupAccess::Scan; n],
             };
