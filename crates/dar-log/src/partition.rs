@@ -48,7 +48,9 @@ use arrow_schema::DataType as ArrowType;
 
 use crate::error::{LogError, Result};
 use crate::scalar::{ScalarBuilder, cast_column};
-use crate::schema::{ColumnMappingMode, DataType, PrimitiveType, StructType, primitive_to_arrow};
+use crate::schema::{
+    ColumnMappingMode, DataType, PrimitiveType, StructType, find_arrow_field, primitive_to_arrow,
+};
 
 /// One partition column: its names and type.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -240,7 +242,7 @@ impl PartitionValuesBuilder {
         for column in &self.columns {
             let target = primitive_to_arrow(column.data_type);
             let field_index =
-                struct_field_index(parsed, &column.physical_name).ok_or_else(|| {
+                find_arrow_field(parsed.fields(), &column.physical_name).ok_or_else(|| {
                     unexpected(
                         &format!("partitionValues_parsed.{}", column.physical_name),
                         &target.to_string(),
@@ -339,22 +341,6 @@ fn unexpected(column: &str, expected: &str, found: &ArrowType) -> LogError {
         expected: expected.to_owned(),
         found: found.to_string(),
     }
-}
-
-/// Index of the field named `name` in a struct array: exact, else the unique
-/// case-insensitive match.
-pub(crate) fn struct_field_index(array: &StructArray, name: &str) -> Option<usize> {
-    let fields = array.fields();
-    fields.iter().position(|f| f.name() == name).or_else(|| {
-        let mut matches = fields
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.name().eq_ignore_ascii_case(name));
-        match (matches.next(), matches.next()) {
-            (Some((i, _)), None) => Some(i),
-            _ => None,
-        }
-    })
 }
 
 /// A struct child with its parent's nulls applied (Arrow does not require a

@@ -97,6 +97,36 @@ pub fn to_arrow_type(dt: &DataType, mode: ColumnMappingMode) -> Result<ArrowType
     })
 }
 
+/// Index of the field named `name` among Arrow `fields`: the exact match,
+/// else the unique case-insensitive one (Spark resolves names
+/// case-insensitively; an ambiguous name matches nothing).
+///
+/// ```
+/// use arrow_schema::{DataType, Field, Fields};
+/// use dar_log::schema::find_arrow_field;
+///
+/// let fields = Fields::from(vec![
+///     Field::new("Id", DataType::Int64, true),
+///     Field::new("a", DataType::Int64, true),
+///     Field::new("A", DataType::Int64, true),
+/// ]);
+/// assert_eq!(find_arrow_field(&fields, "id"), Some(0));
+/// assert_eq!(find_arrow_field(&fields, "A"), Some(2));
+/// assert_eq!(find_arrow_field(&fields, "b"), None);
+/// ```
+pub fn find_arrow_field(fields: &Fields, name: &str) -> Option<usize> {
+    fields.iter().position(|f| f.name() == name).or_else(|| {
+        let mut matches = fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.name().eq_ignore_ascii_case(name));
+        match (matches.next(), matches.next()) {
+            (Some((i, _)), None) => Some(i),
+            _ => None,
+        }
+    })
+}
+
 /// Unshredded variant: `Struct{metadata: Binary, value: Binary}`, both
 /// required inside a present variant.
 pub fn variant_arrow_type() -> ArrowType {

@@ -23,8 +23,8 @@ mod types;
 mod widening;
 
 pub use self::arrow::{
-    LIST_ELEMENT_NAME, MAP_ENTRIES_NAME, PARQUET_FIELD_ID_KEY, UTC, primitive_to_arrow,
-    to_arrow_type, variant_arrow_type,
+    LIST_ELEMENT_NAME, MAP_ENTRIES_NAME, PARQUET_FIELD_ID_KEY, UTC, find_arrow_field,
+    primitive_to_arrow, to_arrow_type, variant_arrow_type,
 };
 pub use self::mapping::{COLUMN_MAPPING_MODE_KEY, ColumnMappingMode};
 pub use self::stats_columns::{

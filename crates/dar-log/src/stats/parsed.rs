@@ -14,9 +14,9 @@ use arrow_schema::DataType as ArrowType;
 
 use super::{Chunk, StatsBuilder};
 use crate::error::Result;
-use crate::partition::{struct_field_index, with_parent_nulls};
+use crate::partition::with_parent_nulls;
 use crate::scalar::cast_column;
-use crate::schema::primitive_to_arrow;
+use crate::schema::{find_arrow_field, primitive_to_arrow};
 
 impl StatsBuilder {
     /// Appends every row of a checkpoint's `add.stats_parsed` column:
@@ -33,7 +33,7 @@ impl StatsBuilder {
         let rows = stats_parsed.len();
         let parent = stats_parsed.nulls();
         let child = |name: &str| -> Result<Option<ArrayRef>> {
-            struct_field_index(stats_parsed, name)
+            find_arrow_field(stats_parsed.fields(), name)
                 .map(|i| with_parent_nulls(stats_parsed.column(i), parent))
                 .transpose()
         };
@@ -124,7 +124,7 @@ fn find_leaf(root: &ArrayRef, path: &[String]) -> Result<Option<ArrayRef>> {
         let Some(level) = current.as_struct_opt() else {
             return Ok(None);
         };
-        let Some(i) = struct_field_index(level, name) else {
+        let Some(i) = find_arrow_field(level.fields(), name) else {
             return Ok(None);
         };
         current = with_parent_nulls(level.column(i), level.nulls())?;
