@@ -10,10 +10,10 @@
 use arrow_array::Array;
 use arrow_schema::Fields;
 use dar_log::FileIndex;
-use dar_log::schema::ColumnMappingMode;
+use dar_log::schema::{ColumnMappingMode, PARQUET_FIELD_ID_KEY};
 use dar_prune::{ColumnPath, FileStatistics, Predicate};
 
-use crate::schema::mapping::{FIELD_ID_KEY, physical_name};
+use crate::schema::mapping::physical_name;
 use crate::task::{ColumnMapping, DvInfo, PartitionValue, ScanTask};
 
 /// Table property: characters kept of string stats.
@@ -78,7 +78,10 @@ pub(crate) fn column_mappings(
         .map(|f| ColumnMapping {
             logical: f.name().clone(),
             physical: physical_name(f, mode).to_string(),
-            field_id: f.metadata().get(FIELD_ID_KEY).and_then(|v| v.parse().ok()),
+            field_id: f
+                .metadata()
+                .get(PARQUET_FIELD_ID_KEY)
+                .and_then(|v| v.parse().ok()),
             partition: partition_columns.contains(f.name()),
         })
         .collect()

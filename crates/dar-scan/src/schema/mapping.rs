@@ -10,12 +10,10 @@
 //! in every mode. A field the file lacks is `None`: the caller fills nulls.
 
 use arrow_schema::{Field, Fields};
-use dar_log::schema::ColumnMappingMode;
-
-/// Arrow metadata key of the physical name (set by `dar-log`'s `to_arrow`).
-pub(crate) const PHYSICAL_NAME_KEY: &str = "delta.columnMapping.physicalName";
-/// Arrow metadata key of the Parquet field id.
-pub(crate) const FIELD_ID_KEY: &str = "PARQUET:field_id";
+use dar_log::schema::{
+    COLUMN_MAPPING_PHYSICAL_NAME_KEY as PHYSICAL_NAME_KEY, ColumnMappingMode,
+    PARQUET_FIELD_ID_KEY as FIELD_ID_KEY, find_arrow_field,
+};
 
 /// The name `field` has in data files under `mode`.
 pub(crate) fn physical_name(field: &Field, mode: ColumnMappingMode) -> &str {
@@ -40,21 +38,12 @@ pub(crate) fn find_field(logical: &Field, file: &Fields, mode: ColumnMappingMode
         return file.iter().position(|f| field_id(f) == Some(id));
     }
     let name = physical_name(logical, mode);
-    if let Some(i) = file.iter().position(|f| f.name() == name) {
-        return Some(i);
-    }
     if mode.is_active() && logical.metadata().contains_key(PHYSICAL_NAME_KEY) {
-        return None;
+        // Physical names are exact.
+        return file.iter().position(|f| f.name() == name);
     }
     // Spark resolves names case-insensitively; follow it when unambiguous.
-    let mut matches = file
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.name().eq_ignore_ascii_case(name));
-    match (matches.next(), matches.next()) {
-        (Some((i, _)), None) => Some(i),
-        _ => None,
-    }
+    find_arrow_field(file, name)
 }
 
 #[cfg(test)]
