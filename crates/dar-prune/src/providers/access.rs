@@ -1,6 +1,7 @@
 //! Pruning output as plain data: per row group, skip it, scan it whole, or
 //! scan only some rows.
 
+use arrow_array::BooleanArray;
 use parquet::arrow::arrow_reader::RowSelection;
 
 use crate::pruning::PruningMetrics;
@@ -17,6 +18,21 @@ pub enum RowGroupAccess {
 }
 
 impl RowGroupAccess {
+    /// One decision per row group from row-group pruning's
+    /// [`PruneOutcome::keep`](crate::PruneOutcome::keep): `false` skips the
+    /// row group, anything else scans it whole.
+    pub fn from_keep(keep: &BooleanArray) -> Vec<RowGroupAccess> {
+        keep.iter()
+            .map(|k| {
+                if k == Some(false) {
+                    Self::Skip
+                } else {
+                    Self::Scan
+                }
+            })
+            .collect()
+    }
+
     /// True unless [`RowGroupAccess::Skip`].
     pub fn should_read(&self) -> bool {
         !matches!(self, Self::Skip)

@@ -85,17 +85,7 @@ impl StatisticsProvider for RowGroupStatistics<'_> {
 pub fn access_plan(predicate: &Predicate, metadata: &ParquetMetaData) -> AccessPlan {
     let outcome = predicate.prune(&RowGroupStatistics::new(metadata));
     let mut plan = AccessPlan {
-        row_groups: outcome
-            .keep
-            .iter()
-            .map(|k| {
-                if k == Some(false) {
-                    RowGroupAccess::Skip
-                } else {
-                    RowGroupAccess::Scan
-                }
-            })
-            .collect(),
+        row_groups: RowGroupAccess::from_keep(&outcome.keep),
         row_group_metrics: outcome.metrics,
         page_metrics: Default::default(),
     };
