@@ -39,18 +39,9 @@ impl RowGroupPlan {
         }
         let outcome = predicate.prune(&RowGroupStatistics::new(&footer.metadata));
         metrics.add_row_groups_pruned(outcome.metrics.pruned as u64);
-        let access = outcome
-            .keep
-            .iter()
-            .map(|k| {
-                if k == Some(false) {
-                    RowGroupAccess::Skip
-                } else {
-                    RowGroupAccess::Scan
-                }
-            })
-            .collect();
-        Self { access }
+        Self {
+            access: RowGroupAccess::from_keep(&outcome.keep),
+        }
     }
 
     /// Whether any row group is still to be read.
