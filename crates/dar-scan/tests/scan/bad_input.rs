@@ -28,12 +28,23 @@ fn copy_table(name: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     Some((dir, dst))
 }
 
-fn data_file(dir: &Path) -> PathBuf {
+/// The first file directly in `dir` whose extension is `ext`.
+fn file_with_extension(dir: &Path, ext: &str) -> PathBuf {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .find(|p| p.extension().is_some_and(|x| x == ext))
         .unwrap()
+}
+
+fn data_file(dir: &Path) -> PathBuf {
+    file_with_extension(dir, "parquet")
+}
+
+/// The error's message names the file `f`.
+fn assert_names_file(err: &ScanError, f: &Path) {
+    let name = f.file_name().unwrap().to_str().unwrap();
+    assert!(err.to_string().contains(name), "{err}");
 }
 
 async fn scan_err(dir: &Path) -> ScanError {
@@ -51,11 +62,7 @@ async fn missing_data_file() {
     std::fs::remove_file(&f).unwrap();
     let err = scan_err(&dir).await;
     assert!(matches!(err, ScanError::Io { .. }), "{err}");
-    assert!(
-        err.to_string()
-            .contains(f.file_name().unwrap().to_str().unwrap()),
-        "{err}"
-    );
+    assert_names_file(&err, &f);
 }
 
 #[tokio::test]
@@ -68,11 +75,7 @@ async fn truncated_data_file() {
     for keep in [bytes.len() - 1, bytes.len() / 2, 10] {
         std::fs::write(&f, &bytes[..keep]).unwrap();
         let err = scan_err(&dir).await;
-        assert!(
-            err.to_string()
-                .contains(f.file_name().unwrap().to_str().unwrap()),
-            "{err}"
-        );
+        assert_names_file(&err, &f);
     }
     // Same length, footer garbled: a decode error naming the file.
     let mut garbled = bytes.clone();
@@ -80,11 +83,7 @@ async fn truncated_data_file() {
     garbled[n - 12..n - 8].copy_from_slice(&[0xff; 4]);
     std::fs::write(&f, &garbled).unwrap();
     let err = scan_err(&dir).await;
-    assert!(
-        err.to_string()
-            .contains(f.file_name().unwrap().to_str().unwrap()),
-        "{err}"
-    );
+    assert_names_file(&err, &f);
 }
 
 #[tokio::test]
@@ -92,22 +91,14 @@ async fn deletion_vector_with_a_wrong_checksum() {
     let Some((_tmp, dir)) = copy_table("kernel/table-with-dv-small") else {
         return;
     };
-    let dv = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "bin"))
-        .unwrap();
+    let dv = file_with_extension(&dir, "bin");
     let mut bytes = std::fs::read(&dv).unwrap();
     let n = bytes.len();
     bytes[n - 1] ^= 0x55; // last byte of the CRC
     std::fs::write(&dv, &bytes).unwrap();
     let err = scan_err(&dir).await;
     assert!(matches!(err, ScanError::DeletionVector { .. }), "{err}");
-    assert!(
-        err.to_string()
-            .contains(data_file(&dir).file_name().unwrap().to_str().unwrap()),
-        "{err}"
-    );
+    assert_names_file(&err, &data_file(&dir));
     // The DV file gone: also an error, never the undeleted rows.
     std::fs::remove_file(&dv).unwrap();
     let err = scan_err(&dir).await;
@@ -116,34 +107,17 @@ async fn deletion_vector_with_a_wrong_checksum() {
 
 #[tokio::test]
 async fn schema_mismatch_that_cannot_be_reconciled() {
-    let Some((_tmp, dir)) = copy_table("kernel/table-without-dv-small") else {
+    let name = "kernel/table-without-dv-small";
+    let Some((_tmp, dir)) = copy_table(name) else {
         return;
     };
     let f = data_file(&dir);
-    // Replace the file with one whose `value` column is a string.
+    // Replace the file with one whose `value` column is a string; the log
+    // gets the new size so only the schema is wrong.
     let values: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
     let batch =
         RecordBatch::try_from_iter([("value", Arc::new(StringArray::from(values)) as _)]).unwrap();
-    let mut buf = Vec::new();
-    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
-    std::fs::write(&f, &buf).unwrap();
-    // Fix the size in the log so only the schema is wrong.
-    let log = dir.join("_delta_log/00000000000000000000.json");
-    let text = std::fs::read_to_string(&log).unwrap();
-    let old_size = std::fs::metadata(
-        table_path("kernel/table-without-dv-small")
-            .unwrap()
-            .join(f.file_name().unwrap()),
-    )
-    .unwrap()
-    .len();
-    let text = text.replace(
-        &format!("\"size\":{old_size}"),
-        &format!("\"size\":{}", buf.len()),
-    );
-    std::fs::write(&log, text).unwrap();
+    replace_data_file(&dir, name, &batch);
     let err = scan_err(&dir).await;
     match &err {
         ScanError::SchemaMismatch { path, column, .. } => {
