@@ -43,6 +43,20 @@ fn all_types() -> Vec<StatsColumn> {
     ]))
 }
 
+/// The stats of one file whose `stats` JSON is `text`.
+fn from_json(cols: Vec<StatsColumn>, text: &str) -> FileStats {
+    let mut b = StatsBuilder::new(cols);
+    b.push_json(Some(text));
+    b.finish().unwrap()
+}
+
+/// The stats of the files of a checkpoint's `stats_parsed` column.
+fn from_parsed(cols: Vec<StatsColumn>, stats_parsed: &StructArray) -> FileStats {
+    let mut b = StatsBuilder::new(cols);
+    b.extend_parsed(stats_parsed).unwrap();
+    b.finish().unwrap()
+}
+
 fn min(stats: &FileStats, name: &str) -> ArrayRef {
     stats.column(name).unwrap().min_values.clone().unwrap()
 }
@@ -146,13 +160,12 @@ fn stats_in_an_old_type_become_null_and_are_counted() {
         {"name": "s", "type": "string"},
         {"name": "date", "type": "date"},
     ]));
-    let mut b = StatsBuilder::new(cols);
-    b.push_json(Some(
+    let stats = from_json(
+        cols,
         r#"{"minValues":{"l":1.5,"ntz":"2023-01-15","dec":12,"s":5,"date":"2023-01-15T00:00:00.000Z"},
             "maxValues":{"l":"7","ntz":"2023-01-15T00:00:00Z","dec":123.45,"s":{"x":1},"date":[1]},
             "nullCount":{"l":-1,"ntz":"x","dec":null,"s":1.0}}"#,
-    ));
-    let stats = b.finish().unwrap();
+    );
     let invalid: Vec<usize> = stats.columns.iter().map(|c| c.invalid).collect();
     assert_eq!(invalid, [2, 2, 1, 3, 2]);
     assert!(min(&stats, "l").is_null(0) && max(&stats, "l").is_null(0));
@@ -205,11 +218,10 @@ fn malformed_json_means_no_stats() {
 #[test]
 fn duplicate_and_reordered_keys() {
     let cols = columns(json!([{"name": "a", "type": "long"}, {"name": "b", "type": "long"}]));
-    let mut b = StatsBuilder::new(cols);
-    b.push_json(Some(
+    let stats = from_json(
+        cols,
         r#"{"minValues":{"b":2,"a":1,"a":3},"maxValues":{"\u0061":9}}"#,
-    ));
-    let stats = b.finish().unwrap();
+    );
     assert_eq!(
         min(&stats, "a").as_primitive::<Int64Type>().value(0),
         3,
@@ -368,9 +380,7 @@ fn stats_parsed_structs_are_cast_up() {
         )],
         None,
     );
-    let mut b = StatsBuilder::new(cols);
-    b.extend_parsed(&bad).unwrap();
-    let stats = b.finish().unwrap();
+    let stats = from_parsed(cols, &bad);
     assert_eq!(stats.column("d").unwrap().invalid, 1);
     assert_eq!(min(&stats, "d").null_count(), 2);
     assert_eq!(
@@ -421,9 +431,7 @@ fn stats_parsed_timestamps_keep_their_instant() {
         vec![mins],
         None,
     );
-    let mut b = StatsBuilder::new(cols);
-    b.extend_parsed(&stats_parsed).unwrap();
-    let stats = b.finish().unwrap();
+    let stats = from_parsed(cols, &stats_parsed);
     let ts = min(&stats, "ts");
     assert_eq!(
         ts.data_type(),
@@ -454,11 +462,10 @@ fn stats_parsed_timestamps_keep_their_instant() {
 #[test]
 fn escaped_string_stats_decode_or_count_as_invalid() {
     let cols = columns(json!([{"name": "s", "type": "string"}]));
-    let mut b = StatsBuilder::new(cols);
-    b.push_json(Some(
+    let stats = from_json(
+        cols,
         r#"{"minValues":{"s":"tab\there \ud83d\ude08"},"maxValues":{"s":"\ud83d"}}"#,
-    ));
-    let stats = b.finish().unwrap();
+    );
     // serde_json skips the lone surrogate while locating the value; decoding
     // it then fails, so the max is unknown (null, counted), not garbage.
     assert_eq!(stats.malformed, 0);
