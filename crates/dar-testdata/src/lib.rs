@@ -26,7 +26,7 @@ pub const REQUIRE_ENV: &str = "DAR_REQUIRE_TESTDATA";
 pub fn root() -> Option<PathBuf> {
     let dir = match std::env::var_os(TESTDATA_ENV) {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
+        None => workspace_root().join("../shared/testdata"),
     };
     if dir.is_dir() {
         return Some(dir);
@@ -51,6 +51,24 @@ pub fn table(relative: &str) -> Option<PathBuf> {
         missing(&path.display().to_string());
         None
     }
+}
+
+/// The workspace root: the nearest folder holding `Cargo.lock` above the
+/// package under test.
+///
+/// It starts from the `CARGO_MANIFEST_DIR` that cargo sets when it runs a
+/// test, not the one baked in when this crate was compiled: a target dir
+/// shared by several clones may hold a build of this crate made in another
+/// clone, whose paths would point there.
+pub fn workspace_root() -> PathBuf {
+    let start = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    start
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .map(Path::to_path_buf)
+        .unwrap_or(start)
 }
 
 /// True when a missing test-data folder must fail the run.

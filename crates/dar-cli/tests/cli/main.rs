@@ -32,7 +32,7 @@ pub fn dar() -> Command {
 
 /// The committed sample table (`examples/data/sample`).
 pub fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/sample")
+    dar_testdata::workspace_root().join("examples/data/sample")
 }
 
 /// `path` as the string the CLI takes.

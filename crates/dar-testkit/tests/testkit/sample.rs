@@ -1,8 +1,6 @@
 //! The committed sample table (`examples/data/sample`) is exactly what
 //! `cargo run -p dar-testkit -- sample examples/data/sample` writes.
 
-use std::path::PathBuf;
-
 use dar_testkit::sample::write_sample;
 use object_store::path::Path;
 
@@ -10,7 +8,7 @@ use crate::*;
 
 #[tokio::test]
 async fn committed_sample_is_up_to_date() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/sample");
+    let dir = dar_testdata::workspace_root().join("examples/data/sample");
     let store = memory();
     write_sample(store.clone(), Path::from("s")).await.unwrap();
     let written = snapshot_store(&store, &Path::from("s")).await;
