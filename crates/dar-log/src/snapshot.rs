@@ -13,7 +13,7 @@ use crate::listing::{find_segment, list_log, log_dir};
 use crate::protocol::check_protocol;
 use crate::replay::{ReplayState, replay_onto, replay_segment};
 use crate::schema::{COLUMN_MAPPING_MODE_KEY, ColumnMappingMode, StructType};
-use crate::time_travel;
+use crate::time_travel::{self, KnownCommits};
 
 /// When the typed file index is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,16 +64,32 @@ impl SnapshotBuilder {
 
     /// Replay the log and build the snapshot.
     pub async fn build(self) -> Result<Snapshot> {
-        let version = match self.target {
-            Target::Latest => None,
-            Target::Version(v) => Some(v),
+        let (version, found_time) = match self.target {
+            Target::Latest => (None, None),
+            Target::Version(v) => (Some(v), None),
             Target::Timestamp(t) => {
-                Some(time_travel::version_at_timestamp(&self.store, &self.root, t).await?)
+                let (v, at) = time_travel::entry_at_timestamp(&self.store, &self.root, t).await?;
+                (Some(v), Some(at))
             }
         };
         let segment = find_segment(self.store.as_ref(), &self.root, version).await?;
         let state = replay_segment(&self.store, &segment).await?;
-        Snapshot::from_state(self.store, self.root, state, self.mode)
+        let commit_time = match found_time {
+            // Time travel just computed it from the whole series.
+            Some(at) => Some(at),
+            None => {
+                // Without a checkpoint the segment holds commits 0..=version
+                // with their file times: no extra listing needed.
+                let known = if segment.checkpoint.is_none() {
+                    KnownCommits::FromZero(&segment.commits)
+                } else {
+                    KnownCommits::Nothing
+                };
+                time_travel::snapshot_commit_timestamp(&self.store, &self.root, &state, known)
+                    .await?
+            }
+        };
+        Snapshot::from_state(self.store, self.root, state, self.mode, commit_time)
     }
 }
 
@@ -88,6 +104,8 @@ pub struct Snapshot {
     mapping: ColumnMappingMode,
     mode: FileIndexMode,
     file_index: OnceLock<Arc<FileIndex>>,
+    /// The adjusted commit timestamp (see [`Snapshot::commit_timestamp_ms`]).
+    commit_time_ms: Option<i64>,
 }
 
 impl Snapshot {
@@ -111,6 +129,7 @@ impl Snapshot {
         root: Path,
         state: ReplayState,
         mode: FileIndexMode,
+        commit_time_ms: Option<i64>,
     ) -> Result<Self> {
         check_protocol(&state.protocol, state.version)?;
         let provider = state.metadata.format.provider.as_str();
@@ -142,6 +161,7 @@ impl Snapshot {
             mapping,
             mode,
             file_index: OnceLock::new(),
+            commit_time_ms,
         };
         if mode == FileIndexMode::Eager {
             snap.file_index()?;
@@ -210,24 +230,23 @@ impl Snapshot {
         self.state.commit_info.as_ref()
     }
 
-    /// The commit timestamp of this version (ms): the in-commit timestamp
-    /// when ICT is active for it, else the commit file's modification time
-    /// as listed (not monotonized against earlier commits; see
-    /// [`time_travel::commit_timestamps`] for the series time travel uses).
+    /// The commit timestamp of this version (ms since the epoch), exactly as
+    /// time travel by timestamp assigns it (protocol digest §10), so
+    /// `with_timestamp_ms(s.commit_timestamp_ms())` loads this version again:
+    /// the in-commit timestamp when ICT is active for this version, else the
+    /// commit file's modification time monotonized against earlier commits
+    /// (a time at or before its predecessor's becomes the predecessor's + 1 ms).
+    ///
+    /// Computed while loading. It costs no extra I/O when the snapshot was
+    /// loaded by timestamp, uses ICT, was rebuilt without a checkpoint (the
+    /// listing already holds every earlier commit's time) or was refreshed
+    /// from a file-time based snapshot; otherwise loading lists the log from
+    /// version 0 once more, since any earlier commit can shift the sequence.
+    /// `None` when the commit file at this version was cleaned up (the
+    /// version was rebuilt from a checkpoint) or ICT is active but the commit
+    /// lacks `inCommitTimestamp`.
     pub fn commit_timestamp_ms(&self) -> Option<i64> {
-        if time_travel::ict_active_at(
-            &self.state.protocol,
-            &self.state.metadata,
-            self.state.version,
-        ) && let Some(t) = self
-            .state
-            .commit_info
-            .as_ref()
-            .and_then(|c| c.in_commit_timestamp)
-        {
-            return Some(t);
-        }
-        self.state.commit_file_time_ms
+        self.commit_time_ms
     }
 
     /// Number of active files (cheap: no typing needed).
@@ -283,6 +302,31 @@ impl Snapshot {
             commits.push(f);
         }
         let state = replay_onto(&self.store, dir.as_ref(), &self.state, &commits).await?;
-        Self::from_state(Arc::clone(&self.store), self.root.clone(), state, self.mode)
+        let commit_time = if commits.is_empty() {
+            self.commit_time_ms
+        } else {
+            // Continue the file-time sequence from this snapshot's adjusted
+            // time when that time is file based; else start over.
+            let known = match self.commit_time_ms {
+                Some(t)
+                    if !time_travel::ict_active_at(
+                        &self.state.protocol,
+                        &self.state.metadata,
+                        self.state.version,
+                    ) =>
+                {
+                    KnownCommits::After(t, &commits)
+                }
+                _ => KnownCommits::Nothing,
+            };
+            time_travel::snapshot_commit_timestamp(&self.store, &self.root, &state, known).await?
+        };
+        Self::from_state(
+            Arc::clone(&self.store),
+            self.root.clone(),
+            state,
+            self.mode,
+            commit_time,
+        )
     }
 }

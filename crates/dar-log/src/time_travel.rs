@@ -16,7 +16,7 @@ use crate::actions::{Metadata, Protocol};
 use crate::commit::{Action, commit_info, parse_actions};
 use crate::error::{LogError, Result};
 use crate::listing::{LogFile, LogFileKind, LogSegment, list_log, log_dir, read_log_file};
-use crate::replay::replay_segment;
+use crate::replay::{ReplayState, replay_segment};
 
 const ENABLE_ICT: &str = "delta.enableInCommitTimestamps";
 const ICT_VERSION: &str = "delta.inCommitTimestampEnablementVersion";
@@ -81,6 +81,52 @@ async fn in_commit_timestamp(store: &dyn ObjectStore, f: &LogFile) -> Result<i64
     })
 }
 
+/// The earliest reconstructible version in a listing from version 0: 0 when
+/// commit 0 exists, else the oldest checkpoint with contiguous commits after
+/// it; `None` when there is neither.
+fn earliest_version(dir: &Path, files: &[LogFile]) -> Option<u64> {
+    if files
+        .iter()
+        .any(|f| f.version == 0 && f.kind == LogFileKind::Commit)
+    {
+        return Some(0);
+    }
+    let mut earliest = None;
+    for f in files
+        .iter()
+        .filter(|f| f.kind != LogFileKind::Commit && f.kind != LogFileKind::Checksum)
+    {
+        let v = f.version;
+        if earliest.is_some_and(|e| e <= v) {
+            break;
+        }
+        if LogSegment::build(dir.clone(), files.to_vec(), Some(v))
+            .is_ok_and(|s| s.checkpoint.is_some())
+        {
+            earliest = Some(v);
+        }
+    }
+    earliest
+}
+
+/// `(version, ms)` for the commits in `files` from `earliest` on and before
+/// `ict_from`: their modification times, monotonized.
+fn file_time_series(files: &[LogFile], earliest: u64, ict_from: Option<u64>) -> Vec<(u64, i64)> {
+    let before: Vec<&LogFile> = files
+        .iter()
+        .filter(|f| {
+            f.kind == LogFileKind::Commit
+                && f.version >= earliest
+                && ict_from.is_none_or(|e| f.version < e)
+        })
+        .collect();
+    before
+        .iter()
+        .map(|f| f.version)
+        .zip(monotonized_times(before.iter().map(|f| f.last_modified_ms)))
+        .collect()
+}
+
 /// The commit timestamp of every reconstructible version, ascending:
 /// `(version, ms)`. In-commit timestamps where ICT is active (per the latest
 /// metadata), monotonized file modification times before that.
@@ -92,52 +138,76 @@ pub async fn commit_timestamps(
     let files = list_log(store.as_ref(), &dir, 0).await?;
     let latest_segment = LogSegment::build(dir.clone(), files.clone(), None)?;
     let latest = replay_segment(store, &latest_segment).await?;
-    // The earliest reconstructible version: 0 when commit 0 exists, else the
-    // oldest checkpoint with contiguous commits after it.
-    let mut earliest = None;
-    for f in files
-        .iter()
-        .filter(|f| f.kind != LogFileKind::Commit && f.kind != LogFileKind::Checksum)
-    {
-        let v = f.version;
-        if earliest.is_some_and(|e| e <= v) {
-            break;
-        }
-        if LogSegment::build(dir.clone(), files.clone(), Some(v))
-            .is_ok_and(|s| s.checkpoint.is_some())
-        {
-            earliest = Some(v);
-        }
-    }
-    if files
-        .iter()
-        .any(|f| f.version == 0 && f.kind == LogFileKind::Commit)
-    {
-        earliest = Some(0);
-    }
-    let earliest = earliest.unwrap_or(latest.version);
+    let earliest = earliest_version(&dir, &files).unwrap_or(latest.version);
     let ict_from = ict_enablement(&latest.protocol, &latest.metadata).map(|(e, _)| e);
-    let commits: Vec<&LogFile> = files
-        .iter()
-        .filter(|f| f.kind == LogFileKind::Commit && f.version >= earliest)
-        .collect();
-    let before: Vec<&LogFile> = commits
-        .iter()
-        .copied()
-        .filter(|f| ict_from.is_none_or(|e| f.version < e))
-        .collect();
-    let mut out: Vec<(u64, i64)> = before
-        .iter()
-        .map(|f| f.version)
-        .zip(monotonized_times(before.iter().map(|f| f.last_modified_ms)))
-        .collect();
-    for f in commits
-        .iter()
-        .filter(|f| ict_from.is_some_and(|e| f.version >= e))
-    {
+    let mut out = file_time_series(&files, earliest, ict_from);
+    for f in files.iter().filter(|f| {
+        f.kind == LogFileKind::Commit
+            && f.version >= earliest
+            && ict_from.is_some_and(|e| f.version >= e)
+    }) {
         out.push((f.version, in_commit_timestamp(store.as_ref(), f).await?));
     }
     Ok(out)
+}
+
+/// What is already known about the commits before a snapshot's own commit,
+/// so that [`snapshot_commit_timestamp`] can often skip listing the log.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum KnownCommits<'a> {
+    /// Every commit file from version 0 to the snapshot's, ascending (the
+    /// segment of a snapshot rebuilt without a checkpoint).
+    FromZero(&'a [LogFile]),
+    /// The adjusted, file-time based timestamp of an earlier version, and
+    /// every commit file after it up to the snapshot's (a refresh).
+    After(i64, &'a [LogFile]),
+    /// Nothing: the log is listed from version 0.
+    Nothing,
+}
+
+/// The commit timestamp that time travel assigns to the snapshot `state`, so
+/// that loading by that timestamp finds this version again. `None` when the
+/// version has no commit file (rebuilt from a checkpoint after cleanup) or
+/// ICT is active but its commit lacks `inCommitTimestamp`.
+pub(crate) async fn snapshot_commit_timestamp(
+    store: &Arc<dyn ObjectStore>,
+    root: &Path,
+    state: &ReplayState,
+    known: KnownCommits<'_>,
+) -> Result<Option<i64>> {
+    let v = state.version;
+    let ict_from = ict_enablement(&state.protocol, &state.metadata).map(|(e, _)| e);
+    if ict_from.is_some_and(|e| v >= e) {
+        // Same source as `commit_timestamps`: the commit's own commitInfo.
+        return Ok(state
+            .commit_info
+            .as_ref()
+            .and_then(|c| c.in_commit_timestamp));
+    }
+    if state.commit_file_time_ms.is_none() {
+        return Ok(None);
+    }
+    let series = match known {
+        KnownCommits::FromZero(commits) => file_time_series(commits, 0, ict_from),
+        KnownCommits::After(prev, commits) => {
+            // Continue the monotonized sequence from the earlier version.
+            let times = monotonized_times(
+                std::iter::once(prev).chain(commits.iter().map(|f| f.last_modified_ms)),
+            );
+            commits
+                .iter()
+                .map(|f| f.version)
+                .zip(times.into_iter().skip(1))
+                .collect()
+        }
+        KnownCommits::Nothing => {
+            let dir = log_dir(root);
+            let files = list_log(store.as_ref(), &dir, 0).await?;
+            let earliest = earliest_version(&dir, &files).unwrap_or(v);
+            file_time_series(&files, earliest, ict_from)
+        }
+    };
+    Ok(series.iter().find(|&&(ver, _)| ver == v).map(|&(_, t)| t))
 }
 
 /// The greatest version whose commit timestamp is at or before `timestamp_ms`.
@@ -146,6 +216,15 @@ pub async fn version_at_timestamp(
     root: &Path,
     timestamp_ms: i64,
 ) -> Result<u64> {
+    Ok(entry_at_timestamp(store, root, timestamp_ms).await?.0)
+}
+
+/// `(version, its commit timestamp)` for [`version_at_timestamp`].
+pub(crate) async fn entry_at_timestamp(
+    store: &Arc<dyn ObjectStore>,
+    root: &Path,
+    timestamp_ms: i64,
+) -> Result<(u64, i64)> {
     let times = commit_timestamps(store, root).await?;
     let (Some(&(_, first)), Some(&(_, last))) = (times.first(), times.last()) else {
         return Err(LogError::NoLog {
@@ -158,8 +237,8 @@ pub async fn version_at_timestamp(
         "after"
     } else {
         let idx = times.partition_point(|&(_, t)| t <= timestamp_ms);
-        if let Some(&(v, _)) = times.get(idx.wrapping_sub(1)) {
-            return Ok(v);
+        if let Some(&entry) = times.get(idx.wrapping_sub(1)) {
+            return Ok(entry);
         }
         "before"
     };

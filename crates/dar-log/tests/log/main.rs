@@ -8,6 +8,7 @@
 )]
 
 mod bad_input;
+mod commit_timestamp;
 mod common;
 mod dat;
 mod file_index;

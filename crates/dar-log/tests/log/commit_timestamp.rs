@@ -1,0 +1,202 @@
+//! `Snapshot::commit_timestamp_ms` is the timestamp time travel assigns to
+//! the version: loading by it finds the same version again, also when
+//! commits share a millisecond, use in-commit timestamps, or the snapshot
+//! was rebuilt from a checkpoint or refreshed.
+
+use std::path::{Path as StdPath, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use dar_log::time_travel::commit_timestamps;
+
+use crate::common::{builder, local};
+use serde_json::json;
+
+use crate::writer::{add, checkpoint_bytes, metadata, protocol};
+
+fn sample() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/sample")
+}
+
+/// For every version: load it, load by its reported commit timestamp, and
+/// expect the same version. Also checks the reported times against the
+/// series time travel searches, and that a latest load and a refresh report
+/// the same time as a load by version. Returns the times, ascending.
+async fn assert_round_trips(dir: &StdPath, versions: std::ops::RangeInclusive<u64>) -> Vec<i64> {
+    let (store, root) = local(dir);
+    let series = commit_timestamps(&store, &root).await.unwrap();
+    let mut times = Vec::new();
+    for v in versions.clone() {
+        let s = builder(dir).with_version(v).build().await.unwrap();
+        let t = s
+            .commit_timestamp_ms()
+            .unwrap_or_else(|| panic!("{}: no commit timestamp at v{v}", dir.display()));
+        let back = builder(dir).with_timestamp_ms(t).build().await.unwrap();
+        assert_eq!(back.version(), v, "{}: v{v} reports {t}", dir.display());
+        assert_eq!(back.commit_timestamp_ms(), Some(t), "{}", dir.display());
+        assert!(
+            series.contains(&(v, t)),
+            "{}: ({v}, {t}) not in {series:?}",
+            dir.display()
+        );
+        times.push(t);
+    }
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+    let latest = builder(dir).build().await.unwrap();
+    assert_eq!(latest.version(), *versions.end());
+    assert_eq!(latest.commit_timestamp_ms(), times.last().copied());
+    // A refresh from every older version reports what a fresh load does.
+    for v in versions {
+        let old = builder(dir).with_version(v).build().await.unwrap();
+        let refreshed = old.refresh().await.unwrap();
+        assert_eq!(refreshed.version(), latest.version());
+        assert_eq!(
+            refreshed.commit_timestamp_ms(),
+            latest.commit_timestamp_ms(),
+            "{}: refresh from v{v}",
+            dir.display()
+        );
+    }
+    times
+}
+
+#[tokio::test]
+async fn sample_table_commit_timestamps_round_trip() {
+    // Versions 3 and 4 (and 6 and 7) were written in the same millisecond;
+    // version 4 has a checkpoint named by `_last_checkpoint`.
+    let dir = sample();
+    let times = assert_round_trips(&dir, 0..=7).await;
+    let log = dir.join("_delta_log");
+    let raw: Vec<i64> = (0..=7u64)
+        .map(|v| {
+            let m = std::fs::metadata(log.join(format!("{v:020}.json"))).unwrap();
+            m.modified()
+                .unwrap()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as i64
+        })
+        .collect();
+    assert_eq!(times, dar_log::time_travel::monotonized_times(raw));
+}
+
+#[tokio::test]
+async fn shared_tables_commit_timestamps_round_trip() {
+    for (name, last) in [
+        // Both commits in the same millisecond; checkpoint at 1.
+        ("kernel/app-txn-checkpoint", 1),
+        // Checkpoint at 2 without `_last_checkpoint`.
+        ("kernel/with_checkpoint_no_last_checkpoint", 3),
+        // 26 commits without a checkpoint, many in the same millisecond.
+        ("kernel/compacted-log-files-table", 25),
+        ("kernel/crc-full", 0),
+        ("dat/basic_append", 1),
+    ] {
+        let Some(dir) = dar_testdata::table(name) else {
+            return;
+        };
+        let dir = if dir.join("delta").is_dir() {
+            dir.join("delta")
+        } else {
+            dir
+        };
+        assert_round_trips(&dir, 0..=last).await;
+    }
+}
+
+fn set_mtime(path: &StdPath, ms: u64) {
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(UNIX_EPOCH + Duration::from_millis(ms))
+        .unwrap();
+}
+
+#[tokio::test]
+async fn equal_and_backwards_file_times_before_a_checkpoint_count() {
+    // v1's file time is ahead of all later ones: every later version's
+    // timestamp is pushed past it, also for versions rebuilt from the
+    // checkpoint at 3, whose segment does not list v1.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("_delta_log");
+    std::fs::create_dir(&log).unwrap();
+    let lines = |actions: &[serde_json::Value]| {
+        actions.iter().map(|a| format!("{a}\n")).collect::<String>()
+    };
+    std::fs::write(
+        log.join(format!("{:020}.json", 0)),
+        lines(&[protocol(), metadata(false), add("f0", None)]),
+    )
+    .unwrap();
+    for v in 1..=5u64 {
+        std::fs::write(
+            log.join(format!("{v:020}.json")),
+            lines(&[add(&format!("f{v}"), None)]),
+        )
+        .unwrap();
+    }
+    let cp: Vec<_> = [protocol(), metadata(false)]
+        .into_iter()
+        .chain((0..=3).map(|v| add(&format!("f{v}"), None)))
+        .collect();
+    std::fs::write(
+        log.join(format!("{:020}.checkpoint.parquet", 3)),
+        checkpoint_bytes(&cp),
+    )
+    .unwrap();
+    std::fs::write(log.join("_last_checkpoint"), r#"{"version":3,"size":6}"#).unwrap();
+    for (v, ms) in [1_000, 5_000, 2_000, 2_000, 2_000, 2_000]
+        .into_iter()
+        .enumerate()
+    {
+        set_mtime(&log.join(format!("{v:020}.json")), ms);
+    }
+    let times = assert_round_trips(dir.path(), 0..=5).await;
+    assert_eq!(times, [1_000, 5_000, 5_001, 5_002, 5_003, 5_004]);
+}
+
+#[tokio::test]
+async fn in_commit_timestamps_enabled_later_round_trip() {
+    // v0 and v1 share a file time; ICT is on from v2 (a checkpoint at 2);
+    // v2 and v3 carry their own timestamps, unrelated to their file times.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("_delta_log");
+    std::fs::create_dir(&log).unwrap();
+    let lines = |actions: &[serde_json::Value]| {
+        actions.iter().map(|a| format!("{a}\n")).collect::<String>()
+    };
+    let ict_protocol = json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["inCommitTimestamp"]}});
+    let mut ict_metadata = metadata(false);
+    ict_metadata["metaData"]["configuration"] = json!({
+        "delta.enableInCommitTimestamps": "true",
+        "delta.inCommitTimestampEnablementVersion": "2",
+        "delta.inCommitTimestampEnablementTimestamp": "10000",
+    });
+    let ci = |t: i64| json!({"commitInfo": {"timestamp": 5, "inCommitTimestamp": t}});
+    let commits = [
+        vec![protocol(), metadata(false), add("f0", None)],
+        vec![add("f1", None)],
+        vec![
+            ci(10_000),
+            ict_protocol.clone(),
+            ict_metadata.clone(),
+            add("f2", None),
+        ],
+        vec![ci(10_500), add("f3", None)],
+    ];
+    for (v, actions) in commits.iter().enumerate() {
+        std::fs::write(log.join(format!("{v:020}.json")), lines(actions)).unwrap();
+    }
+    let cp: Vec<_> = [ict_protocol, ict_metadata]
+        .into_iter()
+        .chain((0..=2).map(|v| add(&format!("f{v}"), None)))
+        .collect();
+    std::fs::write(
+        log.join(format!("{:020}.checkpoint.parquet", 2)),
+        checkpoint_bytes(&cp),
+    )
+    .unwrap();
+    std::fs::write(log.join("_last_checkpoint"), r#"{"version":2,"size":5}"#).unwrap();
+    for (v, ms) in [1_000, 1_000, 1_000, 1_000].into_iter().enumerate() {
+        set_mtime(&log.join(format!("{v:020}.json")), ms);
+    }
+    let times = assert_round_trips(dir.path(), 0..=3).await;
+    assert_eq!(times, [1_000, 1_001, 10_000, 10_500]);
+}
