@@ -6,6 +6,13 @@
 //! predecessor's plus 1 ms. Time travel to `T` picks the greatest version
 //! whose commit timestamp is at or before `T`; `T` before the earliest
 //! reconstructible version or after the latest one is an error.
+//!
+//! When ICT was switched on later (enablement version `E`, timestamp `Tₑ`),
+//! file times before `E` and ICTs from `E` on need not be in order, so
+//! time travel searches only the versions from `E` on when `T ≥ Tₑ`, else
+//! only those before `E`. A version before `E` whose file time is at or
+//! after `Tₑ` is then reachable by version only: loading by its commit
+//! timestamp finds a version from `E` on (or is out of range).
 
 use std::sync::Arc;
 
@@ -130,25 +137,70 @@ fn file_time_series(files: &[LogFile], earliest: u64, ict_from: Option<u64>) -> 
 /// The commit timestamp of every reconstructible version, ascending:
 /// `(version, ms)`. In-commit timestamps where ICT is active (per the latest
 /// metadata), monotonized file modification times before that.
+///
+/// When ICT was switched on later, the two parts are not one sorted
+/// sequence: file times before the enablement version may be later than the
+/// in-commit timestamps after it. [`version_at_timestamp`] therefore
+/// searches only one part (§10).
 pub async fn commit_timestamps(
     store: &Arc<dyn ObjectStore>,
     root: &Path,
 ) -> Result<Vec<(u64, i64)>> {
+    Ok(commit_history(store, root).await?.times)
+}
+
+/// The commit timestamps and, when ICT is on, its enablement version and
+/// timestamp (per the latest metadata).
+struct CommitHistory {
+    times: Vec<(u64, i64)>,
+    ict: Option<(u64, Option<i64>)>,
+}
+
+async fn commit_history(store: &Arc<dyn ObjectStore>, root: &Path) -> Result<CommitHistory> {
     let dir = log_dir(root);
     let files = list_log(store.as_ref(), &dir, 0).await?;
     let latest_segment = LogSegment::build(dir.clone(), files.clone(), None)?;
     let latest = replay_segment(store, &latest_segment).await?;
     let earliest = earliest_version(&dir, &files).unwrap_or(latest.version);
-    let ict_from = ict_enablement(&latest.protocol, &latest.metadata).map(|(e, _)| e);
-    let mut out = file_time_series(&files, earliest, ict_from);
+    let ict = ict_enablement(&latest.protocol, &latest.metadata);
+    let ict_from = ict.map(|(e, _)| e);
+    let mut times = file_time_series(&files, earliest, ict_from);
     for f in files.iter().filter(|f| {
         f.kind == LogFileKind::Commit
             && f.version >= earliest
             && ict_from.is_some_and(|e| f.version >= e)
     }) {
-        out.push((f.version, in_commit_timestamp(store.as_ref(), f).await?));
+        times.push((f.version, in_commit_timestamp(store.as_ref(), f).await?));
     }
-    Ok(out)
+    Ok(CommitHistory { times, ict })
+}
+
+/// The part of `times` that time travel to `timestamp_ms` searches (§10):
+/// with ICT switched on at version `E` with enablement timestamp `Tₑ`, the
+/// versions from `E` on (by ICT) when `timestamp_ms >= Tₑ`, else those
+/// before `E` (by file time). Without ICT, or with ICT on from the earliest
+/// reconstructible version, all of them.
+fn search_range(
+    times: &[(u64, i64)],
+    ict: Option<(u64, Option<i64>)>,
+    timestamp_ms: i64,
+) -> &[(u64, i64)] {
+    let Some((e, enabled_at)) = ict else {
+        return times;
+    };
+    let split = times.partition_point(|&(v, _)| v < e);
+    let (before, from) = times.split_at(split);
+    if before.is_empty() || from.is_empty() {
+        return times;
+    }
+    // `Tₑ` is the ICT of version `E`; use that commit's own value when the
+    // property is missing.
+    let threshold = enabled_at.unwrap_or(from[0].1);
+    if timestamp_ms >= threshold {
+        from
+    } else {
+        before
+    }
 }
 
 /// What is already known about the commits before a snapshot's own commit,
@@ -166,7 +218,9 @@ pub(crate) enum KnownCommits<'a> {
 }
 
 /// The commit timestamp that time travel assigns to the snapshot `state`, so
-/// that loading by that timestamp finds this version again. `None` when the
+/// that loading by that timestamp finds this version again (except for a
+/// version before ICT enablement whose file time is at or after the
+/// enablement timestamp; see the module doc). `None` when the
 /// version has no commit file (rebuilt from a checkpoint after cleanup) or
 /// ICT is active but its commit lacks `inCommitTimestamp`.
 pub(crate) async fn snapshot_commit_timestamp(
@@ -225,19 +279,21 @@ pub(crate) async fn entry_at_timestamp(
     root: &Path,
     timestamp_ms: i64,
 ) -> Result<(u64, i64)> {
-    let times = commit_timestamps(store, root).await?;
+    let CommitHistory { times, ict } = commit_history(store, root).await?;
     let (Some(&(_, first)), Some(&(_, last))) = (times.first(), times.last()) else {
         return Err(LogError::NoLog {
             log_dir: log_dir(root).to_string(),
         });
     };
-    let relation = if timestamp_ms < first {
-        "before"
-    } else if timestamp_ms > last {
+    let range = search_range(&times, ict, timestamp_ms);
+    let range_first = range.first().map_or(first, |&(_, t)| t);
+    let relation = if timestamp_ms > last {
         "after"
     } else {
-        let idx = times.partition_point(|&(_, t)| t <= timestamp_ms);
-        if let Some(&entry) = times.get(idx.wrapping_sub(1)) {
+        // Each part is ascending: file times are monotonized, ICTs strictly
+        // increase.
+        let idx = range.partition_point(|&(_, t)| t <= timestamp_ms);
+        if let Some(&entry) = range.get(idx.wrapping_sub(1)) {
             return Ok(entry);
         }
         "before"
@@ -245,7 +301,11 @@ pub(crate) async fn entry_at_timestamp(
     Err(LogError::TimestampOutOfRange {
         requested_ms: timestamp_ms,
         relation,
-        earliest_ms: first,
+        earliest_ms: if relation == "before" {
+            range_first
+        } else {
+            first
+        },
         latest_ms: last,
     })
 }

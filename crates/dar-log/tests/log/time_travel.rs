@@ -117,6 +117,86 @@ async fn by_timestamp_with_in_commit_timestamps() {
     assert_eq!(s.commit_info().unwrap().in_commit_timestamp, Some(300));
 }
 
+/// ICT switched on at v2 (`E` = 2, `Tₑ` = v2's ICT = 10 000) while the file
+/// times of v0 and v1 are later than every ICT: the two parts of the history
+/// are not one sorted sequence, so time travel searches only one (§10).
+#[tokio::test]
+async fn by_timestamp_with_ict_enabled_later_and_later_file_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("_delta_log");
+    std::fs::create_dir(&log).unwrap();
+    let lines = |actions: &[serde_json::Value]| {
+        actions.iter().map(|a| format!("{a}\n")).collect::<String>()
+    };
+    let ict_protocol = json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["inCommitTimestamp"]}});
+    let mut ict_metadata = metadata(false);
+    ict_metadata["metaData"]["configuration"] = json!({
+        "delta.enableInCommitTimestamps": "true",
+        "delta.inCommitTimestampEnablementVersion": "2",
+        "delta.inCommitTimestampEnablementTimestamp": "10000",
+    });
+    let ci = |t: i64| json!({"commitInfo": {"timestamp": 1, "inCommitTimestamp": t}});
+    let commits = [
+        vec![protocol(), metadata(false), add("f0", None)],
+        vec![add("f1", None)],
+        vec![ci(10_000), ict_protocol, ict_metadata, add("f2", None)],
+        vec![ci(20_000), add("f3", None)],
+    ];
+    for (v, actions) in commits.iter().enumerate() {
+        std::fs::write(log.join(format!("{v:020}.json")), lines(actions)).unwrap();
+    }
+    let file = |v: u64| log.join(format!("{v:020}.json"));
+    for (v, ms) in [50_000, 60_000, 1_000, 1_000].into_iter().enumerate() {
+        set_mtime(&file(v as u64), ms);
+    }
+    let (store, root) = local(dir.path());
+    let at = |t: i64| builder(dir.path()).with_timestamp_ms(t).build();
+    // What the old search of the combined sequence returned.
+    let combined = |times: &[(u64, i64)], t: i64| {
+        let idx = times.partition_point(|&(_, c)| c <= t);
+        (t >= times[0].1 && t <= times[times.len() - 1].1)
+            .then(|| times.get(idx.wrapping_sub(1)).map(|e| e.0))
+            .flatten()
+    };
+
+    let times = commit_timestamps(&store, &root).await.unwrap();
+    assert_eq!(times, [(0, 50_000), (1, 60_000), (2, 10_000), (3, 20_000)]);
+    // T ≥ Tₑ: only v2 and v3, by ICT.
+    for (t, want) in [(10_000, 2), (19_999, 2), (20_000, 3)] {
+        assert_eq!(at(t).await.unwrap().version(), want, "T = {t}");
+        // The combined search called all of these "before the history".
+        assert_eq!(combined(&times, t), None, "T = {t}");
+    }
+    let s = at(15_000).await.unwrap();
+    assert_eq!(s.commit_timestamp_ms(), Some(10_000));
+    // After the latest commit, even where v0/v1's file times lie: a T ≥ Tₑ
+    // never reaches the versions before E.
+    assert_out_of_range(at(20_001).await, "after");
+    assert_out_of_range(at(55_000).await, "after");
+    // T < Tₑ: only v0 and v1, by file time; both are later than T here.
+    assert_out_of_range(at(9_999).await, "before");
+    // Versions from E on load again by their reported commit timestamp.
+    for v in 2..=3 {
+        let s = builder(dir.path()).with_version(v).build().await.unwrap();
+        let t = s.commit_timestamp_ms().unwrap();
+        assert_eq!(at(t).await.unwrap().version(), v);
+    }
+
+    // With v0's file time before Tₑ, T < Tₑ finds it; v1 (file time past
+    // every ICT) cannot be reached by any timestamp.
+    set_mtime(&file(0), 5_000);
+    let times = commit_timestamps(&store, &root).await.unwrap();
+    assert_eq!(times, [(0, 5_000), (1, 60_000), (2, 10_000), (3, 20_000)]);
+    for (t, want) in [(5_000, 0), (9_999, 0), (10_000, 2), (20_000, 3)] {
+        assert_eq!(at(t).await.unwrap().version(), want, "T = {t}");
+    }
+    assert_out_of_range(at(4_999).await, "before");
+    assert_out_of_range(at(59_000).await, "after");
+    let s0 = builder(dir.path()).with_version(0).build().await.unwrap();
+    assert_eq!(s0.commit_timestamp_ms(), Some(5_000));
+    assert_eq!(at(5_000).await.unwrap().version(), 0);
+}
+
 #[tokio::test]
 async fn dat_time_travel_by_timestamp_round_trips() {
     for case in [
