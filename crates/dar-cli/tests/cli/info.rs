@@ -156,20 +156,28 @@ fn rows_are_estimated_when_a_file_has_no_num_records() {
 
 #[test]
 fn timestamps_select_versions() {
-    // Commit times here are the log files' modification times (no
-    // in-commit timestamps, monotonized by dar-log), so only the first
-    // commit's time is known exactly: it selects version 0.
+    // `commit_timestamp` is the timestamp time travel assigns to the
+    // version: here the log files' modification times, monotonized by
+    // dar-log (versions 3 and 4, and 6 and 7, share a millisecond on disk).
+    // Loading by it, as RFC 3339 or as epoch milliseconds, finds the same
+    // version again for every version.
     let s = arg(&sample());
-    let v0 = info_json(&[&s, "--version", "0"]);
-    let t0 = v0["commit_timestamp"].as_str().unwrap();
-    assert_eq!(info_json(&[&s, "--timestamp", t0])["version"], 0);
-    let ms = chrono::DateTime::parse_from_rfc3339(t0)
-        .unwrap()
-        .timestamp_millis();
-    assert_eq!(
-        info_json(&[&s, "--timestamp", &ms.to_string()])["version"],
-        0
-    );
+    let mut previous = i64::MIN;
+    for v in 0..=7u64 {
+        let report = info_json(&[&s, "--version", &v.to_string()]);
+        let t = report["commit_timestamp"].as_str().unwrap();
+        assert_eq!(info_json(&[&s, "--timestamp", t])["version"], v, "{t}");
+        let ms = chrono::DateTime::parse_from_rfc3339(t)
+            .unwrap()
+            .timestamp_millis();
+        assert!(ms > previous, "v{v} at {t} is not after its predecessor");
+        previous = ms;
+        assert_eq!(
+            info_json(&[&s, "--timestamp", &ms.to_string()])["version"],
+            v,
+            "{ms}"
+        );
+    }
     // Outside the history is an error, as in Spark.
     dar()
         .args(["info", &s, "--timestamp", "2999-01-01T00:00:00Z"])
