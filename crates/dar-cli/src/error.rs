@@ -55,6 +55,16 @@ pub enum CliError {
         nearest: Vec<String>,
     },
 
+    /// The snapshot's commit timestamp could not be worked out (listing the
+    /// log failed).
+    #[error("cannot read the commit timestamps of '{uri}': {source}")]
+    CommitTimestamp {
+        /// The table URI, redacted.
+        uri: String,
+        /// The `dar-log` error.
+        #[source]
+        source: Box<dar_log::LogError>,
+    },
     /// The snapshot's file index could not be built.
     #[error("cannot read the file index of '{uri}': {source}")]
     FileIndex {

@@ -76,18 +76,22 @@ impl SnapshotBuilder {
         let state = replay_segment(&self.store, &segment).await?;
         let commit_time = match found_time {
             // Time travel just computed it from the whole series.
-            Some(at) => Some(at),
-            None => {
-                // Without a checkpoint the segment holds commits 0..=version
-                // with their file times: no extra listing needed.
-                let known = if segment.checkpoint.is_none() {
-                    KnownCommits::FromZero(&segment.commits)
-                } else {
-                    KnownCommits::Nothing
-                };
-                time_travel::snapshot_commit_timestamp(&self.store, &self.root, &state, known)
-                    .await?
-            }
+            Some(at) => Some(Some(at)),
+            // Without a checkpoint the segment holds commits 0..=version
+            // with their file times: known without another listing.
+            None if segment.checkpoint.is_none() => Some(
+                time_travel::snapshot_commit_timestamp(
+                    &self.store,
+                    &self.root,
+                    &state,
+                    KnownCommits::FromZero(&segment.commits),
+                )
+                .await?,
+            ),
+            // Otherwise it may need the log listed from version 0: left to
+            // the first call of `commit_timestamp_ms`, so opening a table
+            // never pays for it.
+            None => None,
         };
         Snapshot::from_state(self.store, self.root, state, self.mode, commit_time)
     }
@@ -104,8 +108,9 @@ pub struct Snapshot {
     mapping: ColumnMappingMode,
     mode: FileIndexMode,
     file_index: OnceLock<Arc<FileIndex>>,
-    /// The adjusted commit timestamp (see [`Snapshot::commit_timestamp_ms`]).
-    commit_time_ms: Option<i64>,
+    /// The adjusted commit timestamp (see [`Snapshot::commit_timestamp_ms`]),
+    /// filled while loading where it was free, else at the first call.
+    commit_time_ms: tokio::sync::OnceCell<Option<i64>>,
 }
 
 impl Snapshot {
@@ -129,7 +134,7 @@ impl Snapshot {
         root: Path,
         state: ReplayState,
         mode: FileIndexMode,
-        commit_time_ms: Option<i64>,
+        commit_time_ms: Option<Option<i64>>,
     ) -> Result<Self> {
         check_protocol(&state.protocol, state.version)?;
         let provider = state.metadata.format.provider.as_str();
@@ -161,7 +166,7 @@ impl Snapshot {
             mapping,
             mode,
             file_index: OnceLock::new(),
-            commit_time_ms,
+            commit_time_ms: tokio::sync::OnceCell::new_with(commit_time_ms),
         };
         if mode == FileIndexMode::Eager {
             snap.file_index()?;
@@ -237,16 +242,27 @@ impl Snapshot {
     /// commit file's modification time monotonized against earlier commits
     /// (a time at or before its predecessor's becomes the predecessor's + 1 ms).
     ///
-    /// Computed while loading. It costs no extra I/O when the snapshot was
-    /// loaded by timestamp, uses ICT, was rebuilt without a checkpoint (the
-    /// listing already holds every earlier commit's time) or was refreshed
-    /// from a file-time based snapshot; otherwise loading lists the log from
-    /// version 0 once more, since any earlier commit can shift the sequence.
+    /// Free when the snapshot was loaded by timestamp, uses ICT, was rebuilt
+    /// without a checkpoint (the listing already holds every earlier
+    /// commit's time) or was refreshed from a snapshot whose time was known.
+    /// Otherwise the first call lists the log from version 0 (any earlier
+    /// commit can shift the sequence); the result is kept. Loading never pays
+    /// for this: on object storage a long log takes many list requests.
     /// `None` when the commit file at this version was cleaned up (the
     /// version was rebuilt from a checkpoint) or ICT is active but the commit
     /// lacks `inCommitTimestamp`.
-    pub fn commit_timestamp_ms(&self) -> Option<i64> {
+    pub async fn commit_timestamp_ms(&self) -> Result<Option<i64>> {
         self.commit_time_ms
+            .get_or_try_init(|| {
+                time_travel::snapshot_commit_timestamp(
+                    &self.store,
+                    &self.root,
+                    &self.state,
+                    KnownCommits::Nothing,
+                )
+            })
+            .await
+            .copied()
     }
 
     /// Number of active files (cheap: no typing needed).
@@ -302,24 +318,33 @@ impl Snapshot {
             commits.push(f);
         }
         let state = replay_onto(&self.store, dir.as_ref(), &self.state, &commits).await?;
+        let known = self.commit_time_ms.get().copied();
         let commit_time = if commits.is_empty() {
-            self.commit_time_ms
+            known
         } else {
             // Continue the file-time sequence from this snapshot's adjusted
-            // time when that time is file based; else start over.
-            let known = match self.commit_time_ms {
-                Some(t)
+            // time when that time is known and file based; else leave it to
+            // the first call of `commit_timestamp_ms`.
+            match known {
+                Some(Some(t))
                     if !time_travel::ict_active_at(
                         &self.state.protocol,
                         &self.state.metadata,
                         self.state.version,
                     ) =>
                 {
-                    KnownCommits::After(t, &commits)
+                    Some(
+                        time_travel::snapshot_commit_timestamp(
+                            &self.store,
+                            &self.root,
+                            &state,
+                            KnownCommits::After(t, &commits),
+                        )
+                        .await?,
+                    )
                 }
-                _ => KnownCommits::Nothing,
-            };
-            time_travel::snapshot_commit_timestamp(&self.store, &self.root, &state, known).await?
+                _ => None,
+            }
         };
         Self::from_state(
             Arc::clone(&self.store),

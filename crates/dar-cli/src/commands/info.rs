@@ -159,14 +159,19 @@ struct Info {
 }
 
 impl Info {
-    fn new(table: &Table, snapshot: &Snapshot, index: &FileIndex) -> Self {
+    fn new(
+        table: &Table,
+        snapshot: &Snapshot,
+        index: &FileIndex,
+        commit_timestamp_ms: Option<i64>,
+    ) -> Self {
         let protocol = snapshot.protocol();
         let metadata = snapshot.metadata();
         let mode = snapshot.column_mapping_mode();
         Self {
             table: table.uri().to_string(),
             version: snapshot.version(),
-            commit_timestamp: snapshot.commit_timestamp_ms().and_then(rfc3339),
+            commit_timestamp: commit_timestamp_ms.and_then(rfc3339),
             min_reader_version: protocol.min_reader_version,
             min_writer_version: protocol.min_writer_version,
             reader_features: protocol.reader_features.clone(),
@@ -349,7 +354,15 @@ pub async fn run(args: &InfoArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
             uri: table.uri().to_string(),
             source: Box::new(source),
         })?;
-    let info = Info::new(&table, snapshot, index);
+    let commit_timestamp_ms =
+        snapshot
+            .commit_timestamp_ms()
+            .await
+            .map_err(|source| CliError::CommitTimestamp {
+                uri: table.uri().to_string(),
+                source: Box::new(source),
+            })?;
+    let info = Info::new(&table, snapshot, index, commit_timestamp_ms);
     let w = &mut *streams.stdout;
     if args.json {
         out!("json", w, "{}", info.to_json())?;

@@ -14,7 +14,36 @@ use serde_json::json;
 use crate::writer::{add, checkpoint_bytes, metadata, protocol};
 
 fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/sample")
+    dar_testdata::workspace_root().join("examples/data/sample")
+}
+
+/// Opening a checkpointed table lists the log once, from the checkpoint:
+/// the commit timestamp (which may need the log from version 0) is worked
+/// out only when asked for, so opening never pays a second, long listing.
+#[tokio::test]
+async fn opening_lists_the_log_once_and_the_timestamp_lists_on_demand() {
+    let (store, root) = local(&sample());
+    let metered = dar_io::MeteredStore::new(store);
+    let metrics = metered.metrics().clone();
+    let snapshot = dar_log::Snapshot::builder(std::sync::Arc::new(metered), root)
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(snapshot.version(), 7);
+    assert_eq!(
+        metrics.snapshot().lists,
+        1,
+        "opening lists from the checkpoint only"
+    );
+    let t = snapshot.commit_timestamp_ms().await.unwrap();
+    assert!(t.is_some());
+    assert_eq!(
+        metrics.snapshot().lists,
+        2,
+        "the first call lists from version 0"
+    );
+    assert_eq!(snapshot.commit_timestamp_ms().await.unwrap(), t);
+    assert_eq!(metrics.snapshot().lists, 2, "and the result is kept");
 }
 
 /// For every version: load it, load by its reported commit timestamp, and
@@ -29,10 +58,17 @@ async fn assert_round_trips(dir: &StdPath, versions: std::ops::RangeInclusive<u6
         let s = builder(dir).with_version(v).build().await.unwrap();
         let t = s
             .commit_timestamp_ms()
+            .await
+            .unwrap()
             .unwrap_or_else(|| panic!("{}: no commit timestamp at v{v}", dir.display()));
         let back = builder(dir).with_timestamp_ms(t).build().await.unwrap();
         assert_eq!(back.version(), v, "{}: v{v} reports {t}", dir.display());
-        assert_eq!(back.commit_timestamp_ms(), Some(t), "{}", dir.display());
+        assert_eq!(
+            back.commit_timestamp_ms().await.unwrap(),
+            Some(t),
+            "{}",
+            dir.display()
+        );
         assert!(
             series.contains(&(v, t)),
             "{}: ({v}, {t}) not in {series:?}",
@@ -43,15 +79,18 @@ async fn assert_round_trips(dir: &StdPath, versions: std::ops::RangeInclusive<u6
     assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
     let latest = builder(dir).build().await.unwrap();
     assert_eq!(latest.version(), *versions.end());
-    assert_eq!(latest.commit_timestamp_ms(), times.last().copied());
+    assert_eq!(
+        latest.commit_timestamp_ms().await.unwrap(),
+        times.last().copied()
+    );
     // A refresh from every older version reports what a fresh load does.
     for v in versions {
         let old = builder(dir).with_version(v).build().await.unwrap();
         let refreshed = old.refresh().await.unwrap();
         assert_eq!(refreshed.version(), latest.version());
         assert_eq!(
-            refreshed.commit_timestamp_ms(),
-            latest.commit_timestamp_ms(),
+            refreshed.commit_timestamp_ms().await.unwrap(),
+            latest.commit_timestamp_ms().await.unwrap(),
             "{}: refresh from v{v}",
             dir.display()
         );

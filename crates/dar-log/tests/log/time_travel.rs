@@ -106,7 +106,7 @@ async fn by_timestamp_with_in_commit_timestamps() {
         let s = log.builder().with_timestamp_ms(t).build().await.unwrap();
         assert_eq!(s.version(), want, "at {t}");
         assert_eq!(
-            s.commit_timestamp_ms(),
+            s.commit_timestamp_ms().await.unwrap(),
             Some([100, 200, 300][want as usize])
         );
     }
@@ -168,7 +168,7 @@ async fn by_timestamp_with_ict_enabled_later_and_later_file_times() {
         assert_eq!(combined(&times, t), None, "T = {t}");
     }
     let s = at(15_000).await.unwrap();
-    assert_eq!(s.commit_timestamp_ms(), Some(10_000));
+    assert_eq!(s.commit_timestamp_ms().await.unwrap(), Some(10_000));
     // After the latest commit, even where v0/v1's file times lie: a T ≥ Tₑ
     // never reaches the versions before E.
     assert_out_of_range(at(20_001).await, "after");
@@ -178,7 +178,7 @@ async fn by_timestamp_with_ict_enabled_later_and_later_file_times() {
     // Versions from E on load again by their reported commit timestamp.
     for v in 2..=3 {
         let s = builder(dir.path()).with_version(v).build().await.unwrap();
-        let t = s.commit_timestamp_ms().unwrap();
+        let t = s.commit_timestamp_ms().await.unwrap().unwrap();
         assert_eq!(at(t).await.unwrap().version(), v);
     }
 
@@ -193,7 +193,7 @@ async fn by_timestamp_with_ict_enabled_later_and_later_file_times() {
     assert_out_of_range(at(4_999).await, "before");
     assert_out_of_range(at(59_000).await, "after");
     let s0 = builder(dir.path()).with_version(0).build().await.unwrap();
-    assert_eq!(s0.commit_timestamp_ms(), Some(5_000));
+    assert_eq!(s0.commit_timestamp_ms().await.unwrap(), Some(5_000));
     assert_eq!(at(5_000).await.unwrap().version(), 0);
 }
 
