@@ -4,14 +4,13 @@
 //! was rebuilt from a checkpoint or refreshed.
 
 use std::path::{Path as StdPath, PathBuf};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
 use dar_log::time_travel::commit_timestamps;
 
 use crate::common::{builder, local};
-use serde_json::json;
 
-use crate::writer::{add, checkpoint_bytes, metadata, protocol};
+use crate::writer::{LocalLog, add, commit_info_ict, ict_enabled_at_2, metadata, protocol};
 
 fn sample() -> PathBuf {
     dar_testdata::workspace_root().join("examples/data/sample")
@@ -142,51 +141,23 @@ async fn shared_tables_commit_timestamps_round_trip() {
     }
 }
 
-fn set_mtime(path: &StdPath, ms: u64) {
-    let f = std::fs::File::options().write(true).open(path).unwrap();
-    f.set_modified(UNIX_EPOCH + Duration::from_millis(ms))
-        .unwrap();
-}
-
 #[tokio::test]
 async fn equal_and_backwards_file_times_before_a_checkpoint_count() {
     // v1's file time is ahead of all later ones: every later version's
     // timestamp is pushed past it, also for versions rebuilt from the
     // checkpoint at 3, whose segment does not list v1.
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("_delta_log");
-    std::fs::create_dir(&log).unwrap();
-    let lines = |actions: &[serde_json::Value]| {
-        actions.iter().map(|a| format!("{a}\n")).collect::<String>()
-    };
-    std::fs::write(
-        log.join(format!("{:020}.json", 0)),
-        lines(&[protocol(), metadata(false), add("f0", None)]),
-    )
-    .unwrap();
+    let log = LocalLog::create(dir.path());
+    log.commit(0, &[protocol(), metadata(false), add("f0", None)]);
     for v in 1..=5u64 {
-        std::fs::write(
-            log.join(format!("{v:020}.json")),
-            lines(&[add(&format!("f{v}"), None)]),
-        )
-        .unwrap();
+        log.commit(v, &[add(&format!("f{v}"), None)]);
     }
     let cp: Vec<_> = [protocol(), metadata(false)]
         .into_iter()
         .chain((0..=3).map(|v| add(&format!("f{v}"), None)))
         .collect();
-    std::fs::write(
-        log.join(format!("{:020}.checkpoint.parquet", 3)),
-        checkpoint_bytes(&cp),
-    )
-    .unwrap();
-    std::fs::write(log.join("_last_checkpoint"), r#"{"version":3,"size":6}"#).unwrap();
-    for (v, ms) in [1_000, 5_000, 2_000, 2_000, 2_000, 2_000]
-        .into_iter()
-        .enumerate()
-    {
-        set_mtime(&log.join(format!("{v:020}.json")), ms);
-    }
+    log.checkpoint(3, &cp);
+    log.set_commit_times(&[1_000, 5_000, 2_000, 2_000, 2_000, 2_000]);
     let times = assert_round_trips(dir.path(), 0..=5).await;
     assert_eq!(times, [1_000, 5_000, 5_001, 5_002, 5_003, 5_004]);
 }
@@ -196,46 +167,23 @@ async fn in_commit_timestamps_enabled_later_round_trip() {
     // v0 and v1 share a file time; ICT is on from v2 (a checkpoint at 2);
     // v2 and v3 carry their own timestamps, unrelated to their file times.
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("_delta_log");
-    std::fs::create_dir(&log).unwrap();
-    let lines = |actions: &[serde_json::Value]| {
-        actions.iter().map(|a| format!("{a}\n")).collect::<String>()
-    };
-    let ict_protocol = json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["inCommitTimestamp"]}});
-    let mut ict_metadata = metadata(false);
-    ict_metadata["metaData"]["configuration"] = json!({
-        "delta.enableInCommitTimestamps": "true",
-        "delta.inCommitTimestampEnablementVersion": "2",
-        "delta.inCommitTimestampEnablementTimestamp": "10000",
-    });
-    let ci = |t: i64| json!({"commitInfo": {"timestamp": 5, "inCommitTimestamp": t}});
-    let commits = [
-        vec![protocol(), metadata(false), add("f0", None)],
-        vec![add("f1", None)],
-        vec![
-            ci(10_000),
-            ict_protocol.clone(),
-            ict_metadata.clone(),
-            add("f2", None),
-        ],
-        vec![ci(10_500), add("f3", None)],
+    let log = LocalLog::create(dir.path());
+    let (ict_protocol, ict_metadata) = ict_enabled_at_2();
+    log.commit(0, &[protocol(), metadata(false), add("f0", None)]);
+    log.commit(1, &[add("f1", None)]);
+    let v2 = [
+        commit_info_ict(10_000),
+        ict_protocol.clone(),
+        ict_metadata.clone(),
     ];
-    for (v, actions) in commits.iter().enumerate() {
-        std::fs::write(log.join(format!("{v:020}.json")), lines(actions)).unwrap();
-    }
+    log.commit(2, &[&v2[..], &[add("f2", None)]].concat());
+    log.commit(3, &[commit_info_ict(10_500), add("f3", None)]);
     let cp: Vec<_> = [ict_protocol, ict_metadata]
         .into_iter()
         .chain((0..=2).map(|v| add(&format!("f{v}"), None)))
         .collect();
-    std::fs::write(
-        log.join(format!("{:020}.checkpoint.parquet", 2)),
-        checkpoint_bytes(&cp),
-    )
-    .unwrap();
-    std::fs::write(log.join("_last_checkpoint"), r#"{"version":2,"size":5}"#).unwrap();
-    for (v, ms) in [1_000, 1_000, 1_000, 1_000].into_iter().enumerate() {
-        set_mtime(&log.join(format!("{v:020}.json")), ms);
-    }
+    log.checkpoint(2, &cp);
+    log.set_commit_times(&[1_000, 1_000, 1_000, 1_000]);
     let times = assert_round_trips(dir.path(), 0..=3).await;
     assert_eq!(times, [1_000, 1_001, 10_000, 10_500]);
 }

@@ -2,20 +2,16 @@
 //! and `Snapshot::refresh`.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, UNIX_EPOCH};
 
 use dar_log::time_travel::commit_timestamps;
 use dar_log::{LogError, Snapshot};
 use serde_json::json;
 
 use crate::common::{builder, local};
-use crate::writer::{TestLog, add, dv, metadata, protocol, remove};
-
-fn set_mtime(path: &std::path::Path, ms: u64) {
-    let f = std::fs::File::options().write(true).open(path).unwrap();
-    f.set_modified(UNIX_EPOCH + Duration::from_millis(ms))
-        .unwrap();
-}
+use crate::writer::{
+    LocalLog, TestLog, add, commit_info_ict, dv, ict_enabled_at_2, metadata, protocol, remove,
+    set_mtime,
+};
 
 /// A timestamp outside the history fails with `TimestampOutOfRange` on the
 /// side named by `relation`.
@@ -33,32 +29,13 @@ fn assert_out_of_range(built: Result<Snapshot, LogError>, relation: &str) {
 #[tokio::test]
 async fn by_timestamp_with_monotonized_file_times() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("_delta_log");
-    std::fs::create_dir(&log).unwrap();
-    let lines = |actions: &[serde_json::Value]| {
-        actions.iter().map(|a| format!("{a}\n")).collect::<String>()
-    };
-    std::fs::write(
-        log.join(format!("{:020}.json", 0)),
-        lines(&[protocol(), metadata(false), add("a", None)]),
-    )
-    .unwrap();
+    let log = LocalLog::create(dir.path());
+    log.commit(0, &[protocol(), metadata(false), add("a", None)]);
     for v in 1..4u64 {
-        std::fs::write(
-            log.join(format!("{v:020}.json")),
-            lines(&[add(&format!("f{v}"), None)]),
-        )
-        .unwrap();
+        log.commit(v, &[add(&format!("f{v}"), None)]);
     }
     // Version 2 has the same time as version 1: it becomes 2_000_001.
-    for (v, ms) in [
-        (0, 1_000_000),
-        (1, 2_000_000),
-        (2, 2_000_000),
-        (3, 3_000_000),
-    ] {
-        set_mtime(&log.join(format!("{v:020}.json")), ms);
-    }
+    log.set_commit_times(&[1_000_000, 2_000_000, 2_000_000, 3_000_000]);
     let (store, root) = local(dir.path());
     let times = commit_timestamps(&store, &root).await.unwrap();
     assert_eq!(
@@ -123,32 +100,15 @@ async fn by_timestamp_with_in_commit_timestamps() {
 #[tokio::test]
 async fn by_timestamp_with_ict_enabled_later_and_later_file_times() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("_delta_log");
-    std::fs::create_dir(&log).unwrap();
-    let lines = |actions: &[serde_json::Value]| {
-        actions.iter().map(|a| format!("{a}\n")).collect::<String>()
-    };
-    let ict_protocol = json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["inCommitTimestamp"]}});
-    let mut ict_metadata = metadata(false);
-    ict_metadata["metaData"]["configuration"] = json!({
-        "delta.enableInCommitTimestamps": "true",
-        "delta.inCommitTimestampEnablementVersion": "2",
-        "delta.inCommitTimestampEnablementTimestamp": "10000",
-    });
-    let ci = |t: i64| json!({"commitInfo": {"timestamp": 1, "inCommitTimestamp": t}});
-    let commits = [
-        vec![protocol(), metadata(false), add("f0", None)],
-        vec![add("f1", None)],
-        vec![ci(10_000), ict_protocol, ict_metadata, add("f2", None)],
-        vec![ci(20_000), add("f3", None)],
-    ];
-    for (v, actions) in commits.iter().enumerate() {
-        std::fs::write(log.join(format!("{v:020}.json")), lines(actions)).unwrap();
-    }
-    let file = |v: u64| log.join(format!("{v:020}.json"));
-    for (v, ms) in [50_000, 60_000, 1_000, 1_000].into_iter().enumerate() {
-        set_mtime(&file(v as u64), ms);
-    }
+    let log = LocalLog::create(dir.path());
+    let (ict_protocol, ict_metadata) = ict_enabled_at_2();
+    log.commit(0, &[protocol(), metadata(false), add("f0", None)]);
+    log.commit(1, &[add("f1", None)]);
+    let v2 = [commit_info_ict(10_000), ict_protocol, ict_metadata];
+    log.commit(2, &[&v2[..], &[add("f2", None)]].concat());
+    log.commit(3, &[commit_info_ict(20_000), add("f3", None)]);
+    log.set_commit_times(&[50_000, 60_000, 1_000, 1_000]);
+    let file = |v: u64| log.file(v);
     let (store, root) = local(dir.path());
     let at = |t: i64| builder(dir.path()).with_timestamp_ms(t).build();
     // What the old search of the combined sequence returned.

@@ -216,3 +216,70 @@ pub fn remove(path: &str, dv: Option<Value>) -> Value {
     }
     r
 }
+
+/// A log written to a local folder, for tests that need file modification
+/// times (the in-memory store cannot set them).
+pub struct LocalLog {
+    log: std::path::PathBuf,
+}
+
+impl LocalLog {
+    /// Creates `<table>/_delta_log`.
+    pub fn create(table: &std::path::Path) -> Self {
+        let log = table.join("_delta_log");
+        std::fs::create_dir(&log).unwrap();
+        Self { log }
+    }
+
+    /// The commit file of `version`.
+    pub fn file(&self, version: u64) -> std::path::PathBuf {
+        self.log.join(format!("{version:020}.json"))
+    }
+
+    /// Writes `actions` as the commit of `version`.
+    pub fn commit(&self, version: u64, actions: &[Value]) {
+        let lines: String = actions.iter().map(|a| format!("{a}\n")).collect();
+        std::fs::write(self.file(version), lines).unwrap();
+    }
+
+    /// Writes a classic checkpoint of `actions` at `version` and points
+    /// `_last_checkpoint` at it.
+    pub fn checkpoint(&self, version: u64, actions: &[Value]) {
+        let name = format!("{version:020}.checkpoint.parquet");
+        std::fs::write(self.log.join(name), checkpoint_bytes(actions)).unwrap();
+        let hint = json!({"version": version, "size": actions.len()});
+        std::fs::write(self.log.join("_last_checkpoint"), hint.to_string()).unwrap();
+    }
+
+    /// Sets the modification time of each commit file, from version 0 on.
+    pub fn set_commit_times(&self, times_ms: &[u64]) {
+        for (v, &ms) in (0u64..).zip(times_ms) {
+            set_mtime(&self.file(v), ms);
+        }
+    }
+}
+
+/// Sets a file's modification time (ms since the epoch).
+pub fn set_mtime(path: &std::path::Path, ms: u64) {
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
+        .unwrap();
+}
+
+/// `protocol` and `metaData` that switch in-commit timestamps on at version 2
+/// (enablement timestamp 10 000 ms), for a commit at version 2.
+pub fn ict_enabled_at_2() -> (Value, Value) {
+    let protocol = json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["inCommitTimestamp"]}});
+    let mut metadata = metadata(false);
+    metadata["metaData"]["configuration"] = json!({
+        "delta.enableInCommitTimestamps": "true",
+        "delta.inCommitTimestampEnablementVersion": "2",
+        "delta.inCommitTimestampEnablementTimestamp": "10000",
+    });
+    (protocol, metadata)
+}
+
+/// A `commitInfo` with in-commit timestamp `ms`.
+pub fn commit_info_ict(ms: i64) -> Value {
+    json!({"commitInfo": {"timestamp": 1, "inCommitTimestamp": ms}})
+}
