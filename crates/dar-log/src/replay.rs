@@ -23,7 +23,7 @@ use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKey, FileKeySet};
 use crate::checkpoint::{append_add_line, read_checkpoint};
 use crate::commit::{Action, commit_info, parse_actions};
 use crate::error::{LogError, Result};
-use crate::listing::{LogFile, LogSegment, read_log_file};
+use crate::listing::{LogFile, LogFileKind, LogSegment, read_log_file};
 
 /// How many commit files are fetched ahead of the one being parsed.
 const COMMIT_READAHEAD: usize = 8;
@@ -72,6 +72,8 @@ async fn fetch(store: &dyn ObjectStore, f: &LogFile) -> Result<Bytes> {
 
 impl Replayer {
     /// Apply the commits of `commits` (ascending in the slice) newest first.
+    /// A compaction file counts as one commit: its removes shadow older adds,
+    /// its adds are kept unless a newer commit saw the key.
     async fn commits(
         &mut self,
         store: &Arc<dyn ObjectStore>,
@@ -92,7 +94,9 @@ impl Replayer {
             .map(|f| async move { fetch(store.as_ref(), f).await.map(|b| (f, b)) })
             .buffered(COMMIT_READAHEAD);
         while let Some((f, bytes)) = stream.try_next().await? {
-            self.commit(f, &bytes, f.version == version)?;
+            // A compaction holds no commitInfo, and never ends at `version`.
+            let is_target = f.kind == LogFileKind::Commit && f.version == version;
+            self.commit(f, &bytes, is_target)?;
         }
         Ok(())
     }
@@ -195,10 +199,17 @@ impl Replayer {
     }
 }
 
-/// Replay a segment: its commits newest first, then its checkpoint.
-pub async fn replay_segment(store: &Arc<dyn ObjectStore>, seg: &LogSegment) -> Result<ReplayState> {
+/// Replay a segment: its commits newest first (with `use_compaction`, log
+/// compaction files standing in for runs of them, see
+/// [`LogSegment::replay_files`]), then its checkpoint.
+pub async fn replay_segment(
+    store: &Arc<dyn ObjectStore>,
+    seg: &LogSegment,
+    use_compaction: bool,
+) -> Result<ReplayState> {
     let mut r = Replayer::default();
-    r.commits(store, &seg.commits, seg.version).await?;
+    r.commits(store, &seg.replay_files(use_compaction), seg.version)
+        .await?;
     let log_dir = seg.log_dir.to_string();
     let older = match &seg.checkpoint {
         Some(cp) => {

@@ -40,6 +40,7 @@ pub struct SnapshotBuilder {
     root: Path,
     target: Target,
     mode: FileIndexMode,
+    log_compaction: bool,
 }
 
 impl SnapshotBuilder {
@@ -62,6 +63,16 @@ impl SnapshotBuilder {
         self
     }
 
+    /// Whether replay may read log compaction files
+    /// (`pad20(x).pad20(y).compacted.json`, protocol digest §1.6) instead of
+    /// the commits they cover (default: true). The result is the same either
+    /// way; compaction saves requests. The commit at the loaded version is
+    /// always read for its `commitInfo`, and commit file times are unchanged.
+    pub fn with_log_compaction(mut self, enabled: bool) -> Self {
+        self.log_compaction = enabled;
+        self
+    }
+
     /// Replay the log and build the snapshot.
     pub async fn build(self) -> Result<Snapshot> {
         let (version, found_time) = match self.target {
@@ -73,7 +84,7 @@ impl SnapshotBuilder {
             }
         };
         let segment = find_segment(self.store.as_ref(), &self.root, version).await?;
-        let state = replay_segment(&self.store, &segment).await?;
+        let state = replay_segment(&self.store, &segment, self.log_compaction).await?;
         let commit_time = match found_time {
             // Time travel just computed it from the whole series.
             Some(at) => Some(Some(at)),
@@ -121,6 +132,7 @@ impl Snapshot {
             root,
             target: Target::Latest,
             mode: FileIndexMode::default(),
+            log_compaction: true,
         }
     }
 

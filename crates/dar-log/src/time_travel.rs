@@ -160,7 +160,7 @@ async fn commit_history(store: &Arc<dyn ObjectStore>, root: &Path) -> Result<Com
     let dir = log_dir(root);
     let files = list_log(store.as_ref(), &dir, 0).await?;
     let latest_segment = LogSegment::build(dir.clone(), files.clone(), None)?;
-    let latest = replay_segment(store, &latest_segment).await?;
+    let latest = replay_segment(store, &latest_segment, true).await?;
     let earliest = earliest_version(&dir, &files).unwrap_or(latest.version);
     let ict = ict_enablement(&latest.protocol, &latest.metadata);
     let ict_from = ict.map(|(e, _)| e);

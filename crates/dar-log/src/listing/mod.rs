@@ -1,6 +1,7 @@
 //! Listing `_delta_log/`: the `_last_checkpoint` hint, a listing that starts
 //! at the hint, and the segment that rebuilds a version.
 
+mod compaction;
 mod name;
 mod segment;
 

@@ -62,6 +62,10 @@ pub struct LogSegment {
     /// The commit file at `version`, kept even when the checkpoint is at
     /// `version` (its `commitInfo` supplies the commit timestamp).
     pub version_commit: Option<LogFile>,
+    /// Log compaction files (`pad20(x).pad20(y).compacted.json`) inside
+    /// `commits`' range, ascending by first version; see
+    /// [`LogSegment::replay_files`].
+    pub compactions: Vec<LogFile>,
 }
 
 fn rank(cp: &CheckpointFiles) -> (u8, usize, String) {
@@ -210,13 +214,35 @@ impl LogSegment {
         {
             version_commit = Some(last.clone());
         }
+        let lo = commits.first().map_or(u64::MAX, |f| f.version);
+        let compactions = files
+            .iter()
+            .filter(|f| match f.kind {
+                LogFileKind::Compaction { end } => f.version >= lo && end <= version,
+                _ => false,
+            })
+            .cloned()
+            .collect();
         Ok(Self {
             log_dir,
             version,
             checkpoint,
             commits,
             version_commit,
+            compactions,
         })
+    }
+
+    /// The files replay reads instead of `commits`: with `use_compaction`,
+    /// compaction files stand in for runs of commits (never the commit at
+    /// `version`, whose `commitInfo` the snapshot needs); else `commits`.
+    /// Ascending; every version after the checkpoint is covered once.
+    pub fn replay_files(&self, use_compaction: bool) -> Vec<LogFile> {
+        if use_compaction {
+            super::compaction::plan(&self.commits, &self.compactions)
+        } else {
+            self.commits.clone()
+        }
     }
 }
 

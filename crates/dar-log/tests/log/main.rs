@@ -10,6 +10,7 @@
 mod bad_input;
 mod commit_timestamp;
 mod common;
+mod compaction;
 mod dat;
 mod file_index;
 mod random_history;
