@@ -9,7 +9,7 @@ use object_store::path::Path;
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
 use crate::error::{LogError, Result};
 use crate::file_index::FileIndex;
-use crate::listing::{find_segment, list_log, log_dir};
+use crate::listing::{LogSegment, find_segment, list_log, log_dir};
 use crate::protocol::check_protocol;
 use crate::replay::{ReplayState, replay_onto, replay_segment};
 use crate::schema::{COLUMN_MAPPING_MODE_KEY, ColumnMappingMode, StructType};
@@ -75,16 +75,30 @@ impl SnapshotBuilder {
 
     /// Replay the log and build the snapshot.
     pub async fn build(self) -> Result<Snapshot> {
-        let (version, found_time) = match self.target {
-            Target::Latest => (None, None),
-            Target::Version(v) => (Some(v), None),
+        let (segment, state, found_time) = match self.target {
             Target::Timestamp(t) => {
-                let (v, at) = time_travel::entry_at_timestamp(&self.store, &self.root, t).await?;
-                (Some(v), Some(at))
+                // Time travel listed the whole log and replayed the latest
+                // version: build the segment from that listing, and reuse
+                // that state when the latest version is the one found.
+                let e = time_travel::entry_at_timestamp(&self.store, &self.root, t).await?;
+                let segment = LogSegment::build(log_dir(&self.root), e.files, Some(e.version))?;
+                let state = if e.latest.version == e.version && self.log_compaction {
+                    e.latest
+                } else {
+                    replay_segment(&self.store, &segment, self.log_compaction).await?
+                };
+                (segment, state, Some(e.at_ms))
+            }
+            Target::Latest | Target::Version(_) => {
+                let version = match self.target {
+                    Target::Version(v) => Some(v),
+                    _ => None,
+                };
+                let segment = find_segment(self.store.as_ref(), &self.root, version).await?;
+                let state = replay_segment(&self.store, &segment, self.log_compaction).await?;
+                (segment, state, None)
             }
         };
-        let segment = find_segment(self.store.as_ref(), &self.root, version).await?;
-        let state = replay_segment(&self.store, &segment, self.log_compaction).await?;
         let commit_time = match found_time {
             // Time travel just computed it from the whole series.
             Some(at) => Some(Some(at)),

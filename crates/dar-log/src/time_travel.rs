@@ -150,10 +150,13 @@ pub async fn commit_timestamps(
 }
 
 /// The commit timestamps and, when ICT is on, its enablement version and
-/// timestamp (per the latest metadata).
+/// timestamp (per the latest metadata), with the listing and the latest
+/// state they came from (a load by timestamp reuses both).
 struct CommitHistory {
     times: Vec<(u64, i64)>,
     ict: Option<(u64, Option<i64>)>,
+    files: Vec<LogFile>,
+    latest: ReplayState,
 }
 
 async fn commit_history(store: &Arc<dyn ObjectStore>, root: &Path) -> Result<CommitHistory> {
@@ -172,7 +175,12 @@ async fn commit_history(store: &Arc<dyn ObjectStore>, root: &Path) -> Result<Com
     }) {
         times.push((f.version, in_commit_timestamp(store.as_ref(), f).await?));
     }
-    Ok(CommitHistory { times, ict })
+    Ok(CommitHistory {
+        times,
+        ict,
+        files,
+        latest,
+    })
 }
 
 /// The part of `times` that time travel to `timestamp_ms` searches (§10):
@@ -270,16 +278,35 @@ pub async fn version_at_timestamp(
     root: &Path,
     timestamp_ms: i64,
 ) -> Result<u64> {
-    Ok(entry_at_timestamp(store, root, timestamp_ms).await?.0)
+    Ok(entry_at_timestamp(store, root, timestamp_ms).await?.version)
 }
 
-/// `(version, its commit timestamp)` for [`version_at_timestamp`].
+/// What [`entry_at_timestamp`] found, with the listing from version 0 and
+/// the latest state it read on the way, so that loading the version found
+/// neither lists the log again nor replays the latest version twice.
+pub(crate) struct TimestampEntry {
+    /// The greatest version whose commit timestamp is at or before the request.
+    pub(crate) version: u64,
+    /// That version's commit timestamp.
+    pub(crate) at_ms: i64,
+    /// The whole log listing, from version 0.
+    pub(crate) files: Vec<LogFile>,
+    /// The replayed latest version.
+    pub(crate) latest: ReplayState,
+}
+
+/// The entry for [`version_at_timestamp`].
 pub(crate) async fn entry_at_timestamp(
     store: &Arc<dyn ObjectStore>,
     root: &Path,
     timestamp_ms: i64,
-) -> Result<(u64, i64)> {
-    let CommitHistory { times, ict } = commit_history(store, root).await?;
+) -> Result<TimestampEntry> {
+    let CommitHistory {
+        times,
+        ict,
+        files,
+        latest,
+    } = commit_history(store, root).await?;
     let (Some(&(_, first)), Some(&(_, last))) = (times.first(), times.last()) else {
         return Err(LogError::NoLog {
             log_dir: log_dir(root).to_string(),
@@ -293,8 +320,13 @@ pub(crate) async fn entry_at_timestamp(
         // Each part is ascending: file times are monotonized, ICTs strictly
         // increase.
         let idx = range.partition_point(|&(_, t)| t <= timestamp_ms);
-        if let Some(&entry) = range.get(idx.wrapping_sub(1)) {
-            return Ok(entry);
+        if let Some(&(version, at_ms)) = range.get(idx.wrapping_sub(1)) {
+            return Ok(TimestampEntry {
+                version,
+                at_ms,
+                files,
+                latest,
+            });
         }
         "before"
     };
