@@ -31,9 +31,10 @@ pub(crate) fn intersect(
         let rows = usize::try_from(footer.metadata.row_group(i).num_rows()).unwrap_or(0);
         let start = starts[i];
         let range = start..start + rows as u64;
+        let dv_rows = deleted.map_or(0, |d| d.deleted_in(range.clone()));
         let access = match deleted {
-            Some(d) if d.deleted_in(range.clone()) > 0 => {
-                metrics.add_rows_deleted_by_dv(d.deleted_in(range.clone()));
+            Some(d) if dv_rows > 0 => {
+                metrics.add_rows_deleted_by_dv(dv_rows);
                 access.intersect(&RowGroupAccess::Selection(d.selection(range)), rows)
             }
             _ => access,
