@@ -51,10 +51,8 @@ pub(crate) async fn load(
             }
         }
         None => match dv.file_url(store.url()).map_err(err)? {
-            Some(url) => Path::from_url_path(url.path()).map_err(|e| ScanError::InvalidTask {
-                path: task.object_path.clone(),
-                reason: format!("deletion vector path: {e}"),
-            })?,
+            // `p`: an absolute URI, which must be on the table's store.
+            Some(url) => dar_dv::store_path(&dv, store.url(), &url).map_err(err)?,
             None => Path::default(),
         },
     };
