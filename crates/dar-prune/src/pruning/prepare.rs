@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use arrow_arith::boolean::{and, not};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, StringArray,
+    Array, ArrayRef, ArrowPrimitiveType, BooleanArray, Int64Array, PrimitiveArray, StringArray,
     TimestampMicrosecondArray, cast::AsArray, types,
 };
 use arrow_cast::cast::cast;
@@ -142,12 +142,12 @@ pub(super) fn prepare(
     let nan_possible = target.is_floating() && sem.nan_outside_bounds;
     match target {
         DataType::Float64 => {
-            min = min.map(|m| float64(&m, -0.0));
-            max = max.map(|m| float64(&m, 0.0));
+            min = min.map(|m| float_bounds::<types::Float64Type>(&m, -0.0));
+            max = max.map(|m| float_bounds::<types::Float64Type>(&m, 0.0));
         }
         DataType::Float32 => {
-            min = min.map(|m| float32(&m, -0.0));
-            max = max.map(|m| float32(&m, 0.0));
+            min = min.map(|m| float_bounds::<types::Float32Type>(&m, -0.0));
+            max = max.map(|m| float_bounds::<types::Float32Type>(&m, 0.0));
         }
         DataType::Timestamp(TimeUnit::Microsecond, tz) if sem.timestamp_max_truncated_to_millis => {
             max = max.map(|m| {
@@ -173,24 +173,14 @@ pub(super) fn prepare(
     }
 }
 
-fn float64(a: &ArrayRef, zero: f64) -> ArrayRef {
-    let out: Float64Array = a.as_primitive::<types::Float64Type>().unary_opt(|v: f64| {
-        if v.is_nan() {
+/// NaN bounds become null (unknown) and either zero becomes `zero`.
+fn float_bounds<T: ArrowPrimitiveType>(a: &ArrayRef, zero: T::Native) -> ArrayRef {
+    let out: PrimitiveArray<T> = a.as_primitive::<T>().unary_opt(|v| {
+        // NaN is the only value unordered against itself; `==` treats
+        // -0.0 and +0.0 as equal, so both zeros are caught.
+        if v.partial_cmp(&v).is_none() {
             None
-        } else if v == 0.0 {
-            Some(zero)
-        } else {
-            Some(v)
-        }
-    });
-    Arc::new(out)
-}
-
-fn float32(a: &ArrayRef, zero: f32) -> ArrayRef {
-    let out: Float32Array = a.as_primitive::<types::Float32Type>().unary_opt(|v: f32| {
-        if v.is_nan() {
-            None
-        } else if v == 0.0 {
+        } else if v == T::Native::default() {
             Some(zero)
         } else {
             Some(v)
