@@ -26,6 +26,7 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, UInt32Array, UInt64Array};
+use arrow_schema::Schema;
 use arrow_select::take::take;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
@@ -53,6 +54,22 @@ pub fn page_access_plan(
     metadata: &ParquetMetaData,
     row_group: usize,
 ) -> (RowGroupAccess, PruningMetrics) {
+    pages_of(
+        predicate,
+        metadata,
+        file_schema(metadata).as_ref(),
+        row_group,
+    )
+}
+
+/// [`page_access_plan`] with the file's Arrow schema already derived, so
+/// that refining many row groups converts the Parquet schema once.
+fn pages_of(
+    predicate: &Predicate,
+    metadata: &ParquetMetaData,
+    schema: Option<&Schema>,
+    row_group: usize,
+) -> (RowGroupAccess, PruningMetrics) {
     let Some(rg) = metadata.row_groups().get(row_group) else {
         return (RowGroupAccess::Scan, PruningMetrics::default());
     };
@@ -62,11 +79,10 @@ pub fn page_access_plan(
     if rows == 0 || metadata.column_index().is_none() || metadata.offset_index().is_none() {
         return (RowGroupAccess::Scan, PruningMetrics::default());
     }
-    let schema = file_schema(metadata);
     let mut columns = Vec::new();
     let mut absent = Vec::new();
     for (path, _) in predicate.columns() {
-        match locate(metadata, schema.as_ref(), path) {
+        match locate(metadata, schema, path) {
             FileColumn::Leaf { index, field } => {
                 if let Some(pages) = column_pages(metadata, row_group, rows, index, &field) {
                     columns.push((path.clone(), pages));
@@ -208,10 +224,15 @@ fn column_pages(
 }
 
 /// Refines the row groups an [`AccessPlan`] still scans with page pruning.
-pub(super) fn refine(predicate: &Predicate, metadata: &ParquetMetaData, plan: &mut AccessPlan) {
+pub(super) fn refine(
+    predicate: &Predicate,
+    metadata: &ParquetMetaData,
+    schema: Option<&Schema>,
+    plan: &mut AccessPlan,
+) {
     for (i, access) in plan.row_groups.iter_mut().enumerate() {
         if *access == RowGroupAccess::Scan {
-            let (refined, metrics) = page_access_plan(predicate, metadata, i);
+            let (refined, metrics) = pages_of(predicate, metadata, schema, i);
             plan.page_metrics.merge(&metrics);
             *access = refined;
         }

@@ -23,25 +23,23 @@ use crate::stats::{BoundsSemantics, ColumnStatistics, StatisticsProvider};
 pub struct RowGroupStatistics<'a> {
     metadata: &'a ParquetMetaData,
     schema: Option<Schema>,
+    /// Rows per row group, shared by every column's statistics.
+    rows: ArrayRef,
 }
 
 impl<'a> RowGroupStatistics<'a> {
     /// Statistics of every row group of `metadata`.
     pub fn new(metadata: &'a ParquetMetaData) -> Self {
-        Self {
-            metadata,
-            schema: file_schema(metadata),
-        }
-    }
-
-    fn row_counts(&self) -> ArrayRef {
-        let counts: UInt64Array = self
-            .metadata
+        let counts: UInt64Array = metadata
             .row_groups()
             .iter()
             .map(|rg| u64::try_from(rg.num_rows()).ok())
             .collect();
-        Arc::new(counts)
+        Self {
+            metadata,
+            schema: file_schema(metadata),
+            rows: Arc::new(counts),
+        }
     }
 }
 
@@ -51,7 +49,7 @@ impl StatisticsProvider for RowGroupStatistics<'_> {
     }
 
     fn column_statistics(&self, column: &ColumnPath) -> ColumnStatistics {
-        let rows = self.row_counts();
+        let rows = Arc::clone(&self.rows);
         let base = ColumnStatistics::unknown()
             .with_semantics(BoundsSemantics::parquet())
             .with_row_count(rows.clone());
@@ -83,12 +81,13 @@ impl StatisticsProvider for RowGroupStatistics<'_> {
 /// survivors with the page index when `metadata` carries one (load it with
 /// `ArrowReaderOptions::with_page_index(true)` / `PageIndexPolicy`).
 pub fn access_plan(predicate: &Predicate, metadata: &ParquetMetaData) -> AccessPlan {
-    let outcome = predicate.prune(&RowGroupStatistics::new(metadata));
+    let stats = RowGroupStatistics::new(metadata);
+    let outcome = predicate.prune(&stats);
     let mut plan = AccessPlan {
         row_groups: RowGroupAccess::from_keep(&outcome.keep),
         row_group_metrics: outcome.metrics,
         page_metrics: Default::default(),
     };
-    super::page::refine(predicate, metadata, &mut plan);
+    super::page::refine(predicate, metadata, stats.schema.as_ref(), &mut plan);
     plan
 }
