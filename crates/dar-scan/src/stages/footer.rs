@@ -39,7 +39,6 @@ impl Footer {
                 source: Box::new(source),
             })?;
         metrics.add_files_read(1);
-        metrics.add_row_groups_total(metadata.num_row_groups() as u64);
         Ok(Self { reader, metadata })
     }
 

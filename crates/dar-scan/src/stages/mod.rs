@@ -56,6 +56,11 @@ pub(crate) async fn plan_file(ctx: &ScanContext, task: &ScanTask) -> Result<(Foo
     if let Some(access) = &task.access {
         return Ok((footer, access.clone()));
     }
+    // Counted where the row groups are pruned, so a resolved plan that is
+    // then executed counts them once.
+    ctx.inner
+        .metrics
+        .add_row_groups_total(footer.metadata.num_row_groups() as u64);
     let mut plan = RowGroupPlan::prune(ctx, &footer);
     if plan.any() {
         pages::prune_pages(ctx, &task.object_path, &mut footer, &mut plan).await?;
