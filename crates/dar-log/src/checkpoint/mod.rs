@@ -168,12 +168,7 @@ async fn read_json_checkpoint(
     parse_actions(&path, &bytes, |line, action| {
         match action {
             Action::Add(a) => append_add_line(&mut adds, &a, &path, line)?,
-            Action::Protocol(p) => out.protocol = out.protocol.take().or(Some(p)),
-            Action::Metadata(m) => out.metadata = out.metadata.take().or(Some(*m)),
-            Action::Txn(t) => out.txns.push(t),
-            Action::DomainMetadata(d) => out.domains.push(d),
-            Action::Sidecar(s) => sidecars.push(s),
-            Action::Remove(_) | Action::CommitInfo(_) => {}
+            other => absorb(out, sidecars, other),
         }
         Ok(())
     })?;
@@ -181,6 +176,19 @@ async fn read_json_checkpoint(
         out.adds.push(adds.finish());
     }
     Ok(())
+}
+
+/// Fold a checkpoint's non-file action into `out` (the first protocol and
+/// metaData win); adds are the caller's, removes and commitInfo are ignored.
+fn absorb(out: &mut CheckpointContent, sidecars: &mut Vec<SidecarLine>, action: Action<'_>) {
+    match action {
+        Action::Protocol(p) => out.protocol = out.protocol.take().or(Some(p)),
+        Action::Metadata(m) => out.metadata = out.metadata.take().or(Some(*m)),
+        Action::Txn(t) => out.txns.push(t),
+        Action::DomainMetadata(d) => out.domains.push(d),
+        Action::Sidecar(s) => sidecars.push(s),
+        Action::Add(_) | Action::Remove(_) | Action::CommitInfo(_) => {}
+    }
 }
 
 /// Append a parsed `add` line (from `path`, at `line`) to raw columns.
@@ -325,14 +333,7 @@ fn non_file_actions(
             .map_err(|e| LogError::arrow("checkpoint rows to JSON", e))?;
         let json = w.into_inner();
         parse_actions(path, &json, |_, action| {
-            match action {
-                Action::Protocol(p) => out.protocol = out.protocol.take().or(Some(p)),
-                Action::Metadata(m) => out.metadata = out.metadata.take().or(Some(*m)),
-                Action::Txn(t) => out.txns.push(t),
-                Action::DomainMetadata(d) => out.domains.push(d),
-                Action::Sidecar(s) => sidecars.push(s),
-                _ => {}
-            }
+            absorb(out, sidecars, action);
             Ok(())
         })
         .map_err(|e| match e {

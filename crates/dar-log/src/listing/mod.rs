@@ -113,15 +113,7 @@ pub async fn find_segment(
         && hint.version > 0
     {
         let files = list_log(store, &dir, hint.version).await?;
-        let has_checkpoint = files.iter().any(|f| {
-            f.size > 0
-                && matches!(
-                    f.kind,
-                    LogFileKind::ClassicCheckpoint
-                        | LogFileKind::MultiPartCheckpoint { .. }
-                        | LogFileKind::UuidCheckpoint { .. }
-                )
-        });
+        let has_checkpoint = files.iter().any(|f| f.size > 0 && f.kind.is_checkpoint());
         if has_checkpoint {
             match LogSegment::build(dir.clone(), files, target) {
                 Ok(seg) if seg.checkpoint.is_some() => return Ok(seg),

@@ -40,6 +40,18 @@ pub enum LogFileKind {
     Checksum,
 }
 
+impl LogFileKind {
+    /// Whether this names a checkpoint file (classic, a part, or UUID-named).
+    pub fn is_checkpoint(&self) -> bool {
+        matches!(
+            self,
+            Self::ClassicCheckpoint
+                | Self::MultiPartCheckpoint { .. }
+                | Self::UuidCheckpoint { .. }
+        )
+    }
+}
+
 /// A classified `_delta_log/` file name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedName {

@@ -142,15 +142,7 @@ impl LogSegment {
             .collect();
         let latest_all = files
             .iter()
-            .filter(|f| {
-                matches!(
-                    f.kind,
-                    LogFileKind::Commit
-                        | LogFileKind::ClassicCheckpoint
-                        | LogFileKind::MultiPartCheckpoint { .. }
-                        | LogFileKind::UuidCheckpoint { .. }
-                )
-            })
+            .filter(|f| f.kind == LogFileKind::Commit || f.kind.is_checkpoint())
             .map(|f| f.version)
             .max();
         let Some(latest_all) = latest_all else {
