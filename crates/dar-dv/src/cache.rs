@@ -230,13 +230,14 @@ impl DvCache {
             }
         };
         if loaded_here {
+            // `fetch_at` validated the rows against this very descriptor.
             self.admit(&key, &cell, rows.memory_size());
-        } else {
-            self.lock().stats.hits += 1;
+            return Ok(rows);
         }
-        // Cached rows were validated against the cardinality when decoded
-        // (it is part of the same log entry as the unique id); the row-count
-        // bound belongs to this caller's descriptor.
+        self.lock().stats.hits += 1;
+        // A cached entry was decoded for another descriptor with the same
+        // unique id: check it against this caller's cardinality and
+        // row-count bound.
         let name = match dv.storage_type() {
             StorageType::Inline => dv.source(),
             _ => DvSource::File {
@@ -244,14 +245,7 @@ impl DvCache {
                 offset: dv.effective_offset(),
             },
         };
-        if rows.len() != dv.cardinality() {
-            return Err(DvError::CardinalityMismatch {
-                dv: name,
-                expected: dv.cardinality(),
-                actual: rows.len(),
-            });
-        }
-        decode::check_row_count(dv, &name, &rows)?;
+        decode::validate(dv, &name, &rows)?;
         Ok(rows)
     }
 

@@ -66,7 +66,8 @@ pub fn decode_inline(dv: &DvDescriptor) -> Result<DeletedRows> {
     }
     bytes.truncate(dv.size_in_bytes() as usize);
     let rows = DeletedRows::from_treemap(bitmap::decode(&bytes, &name)?);
-    validate(dv, &name, rows)
+    validate(dv, &name, &rows)?;
+    Ok(rows)
 }
 
 /// The byte range of `dv`'s record in its file: `[offset, offset + 8 + sizeInBytes)`.
@@ -177,15 +178,12 @@ pub fn decode_file_bytes(
         });
     }
     let rows = DeletedRows::from_treemap(bitmap::decode(bitmap_bytes, &name)?);
-    validate(dv, &name, rows)
+    validate(dv, &name, &rows)?;
+    Ok(rows)
 }
 
 /// Checks decoded rows against the descriptor's cardinality and row count.
-pub(crate) fn validate(
-    dv: &DvDescriptor,
-    name: &DvSource,
-    rows: DeletedRows,
-) -> Result<DeletedRows> {
+pub(crate) fn validate(dv: &DvDescriptor, name: &DvSource, rows: &DeletedRows) -> Result<()> {
     if rows.len() != dv.cardinality() {
         return Err(DvError::CardinalityMismatch {
             dv: name.clone(),
@@ -193,16 +191,11 @@ pub(crate) fn validate(
             actual: rows.len(),
         });
     }
-    check_row_count(dv, name, &rows)?;
-    Ok(rows)
+    check_row_count(dv, name, rows)
 }
 
 /// Checks that every deleted row is below the descriptor's row count (if set).
-pub(crate) fn check_row_count(
-    dv: &DvDescriptor,
-    name: &DvSource,
-    rows: &DeletedRows,
-) -> Result<()> {
+fn check_row_count(dv: &DvDescriptor, name: &DvSource, rows: &DeletedRows) -> Result<()> {
     if let (Some(row_count), Some(row)) = (dv.row_count(), rows.max())
         && row >= row_count
     {
