@@ -4,10 +4,9 @@
 
 use std::sync::Arc;
 
+use arrow_arith::boolean::{and, is_not_null, is_null};
 use arrow_array::cast::AsArray;
-use arrow_array::{
-    Array, ArrayRef, BooleanArray, MapArray, StringArray, StructArray, new_null_array,
-};
+use arrow_array::{Array, ArrayRef, MapArray, StringArray, StructArray, new_null_array};
 use arrow_schema::DataType;
 
 use crate::add_columns::{AddColumns, DvColumns};
@@ -47,9 +46,9 @@ pub(super) fn add_columns(path: &str, col: &ArrayRef) -> Result<AddColumns> {
         )
     })?;
     let p = string_child(path, s, "path")?;
-    let keep: BooleanArray = (0..s.len())
-        .map(|i| Some(s.is_valid(i) && p.is_valid(i)))
-        .collect();
+    let keep = is_not_null(s)
+        .and_then(|a| and(&a, &is_not_null(&p)?))
+        .map_err(|e| LogError::arrow("add rows", e))?;
     let int64 = |name: &str| -> Result<arrow_array::Int64Array> {
         Ok(child(path, s, name, &DataType::Int64)?
             .as_primitive()
@@ -68,13 +67,9 @@ pub(super) fn add_columns(path: &str, col: &ArrayRef) -> Result<AddColumns> {
                 .as_struct_opt()
                 .ok_or_else(|| schema_err(path, "add.deletionVector", "expected a struct"))?;
             // A null descriptor means no DV even if a writer left children set.
-            let valid: BooleanArray = (0..d.len()).map(|i| Some(d.is_valid(i))).collect();
+            let absent = is_null(d).map_err(|e| LogError::arrow("dv", e))?;
             let nullify = |a: ArrayRef| -> Result<ArrayRef> {
-                arrow_select::nullif::nullif(
-                    &a,
-                    &arrow_arith::boolean::not(&valid).map_err(|e| LogError::arrow("dv", e))?,
-                )
-                .map_err(|e| LogError::arrow("dv", e))
+                arrow_select::nullif::nullif(&a, &absent).map_err(|e| LogError::arrow("dv", e))
             };
             DvColumns {
                 storage_type: nullify(Arc::new(string_child(path, d, "storageType")?))?

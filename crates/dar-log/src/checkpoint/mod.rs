@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use futures::TryStreamExt;
 use object_store::path::Path;
@@ -316,7 +316,8 @@ fn non_file_actions(
         if col.null_count() == col.len() {
             continue;
         }
-        let mask: BooleanArray = (0..col.len()).map(|i| Some(col.is_valid(i))).collect();
+        let mask = arrow_arith::boolean::is_not_null(col.as_ref())
+            .map_err(|e| LogError::arrow("filtering checkpoint rows", e))?;
         let rows = arrow_select::filter::filter(col.as_ref(), &mask)
             .map_err(|e| LogError::arrow("filtering checkpoint rows", e))?;
         let schema = Arc::new(Schema::new(vec![Field::new(
