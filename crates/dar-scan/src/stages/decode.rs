@@ -7,7 +7,10 @@
 //!   ▼
 //! adapt (mapping, casts, nulls) + partition constants ─► read batch
 //!   ▼
-//! residual filter (conjuncts on partition columns) ─► output projection
+//! residual filter: conjuncts mixing partition and data columns (those on
+//!   │  partition columns alone are decided once per file, before decoding)
+//!   ▼
+//! output projection
 //! ```
 
 use std::pin::Pin;
@@ -211,8 +214,16 @@ pub(crate) fn stream(
             }
         }
         if let Some(rest) = &p.rest {
-            residual.push(rest.clone());
-            residual_roots.extend(p.rest_roots.iter().cloned());
+            // Conjuncts on partition columns alone are constant over the
+            // file: decided once here rather than on every batch.
+            if p.rest_roots.iter().all(|r| ctx.is_partition(r)) {
+                if !super::partition_predicate_holds(ctx, &task)? {
+                    return Ok(futures::stream::empty().boxed());
+                }
+            } else {
+                residual.push(rest.clone());
+                residual_roots.extend(p.rest_roots.iter().cloned());
+            }
         }
     }
 
