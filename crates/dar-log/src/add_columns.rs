@@ -131,8 +131,21 @@ impl AddColumns {
             return Ok(self.clone());
         }
         let mask: BooleanArray = (0..self.len())
-            .map(|i| Some(!removed.contains(&self.key(i))))
+            .map(|i| {
+                let path = self.path.value(i);
+                // Most files have no DV: look the path up as it stands,
+                // without building a key per row.
+                let seen = match self.dv.unique_id(i) {
+                    None => removed.contains(path),
+                    Some(id) => removed.contains(&FileKey::new(path, Some(&id))),
+                };
+                Some(!seen)
+            })
             .collect();
+        if mask.true_count() == self.len() {
+            // Nothing removed here: share the arrays instead of copying them.
+            return Ok(self.clone());
+        }
         self.filter(&mask)
     }
 
@@ -186,6 +199,14 @@ impl FileKey {
                 Self(s.into())
             }
         }
+    }
+}
+
+/// A key without a DV is its path: lets a set be probed with a `&str`.
+/// Consistent with the derived `Hash`/`Eq`, which hash and compare the str.
+impl std::borrow::Borrow<str> for FileKey {
+    fn borrow(&self) -> &str {
+        &self.0
     }
 }
 
