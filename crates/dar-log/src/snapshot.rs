@@ -81,7 +81,7 @@ impl SnapshotBuilder {
                 // version: build the segment from that listing, and reuse
                 // that state when the latest version is the one found.
                 let e = time_travel::entry_at_timestamp(&self.store, &self.root, t).await?;
-                let segment = LogSegment::build(log_dir(&self.root), e.files, Some(e.version))?;
+                let segment = LogSegment::build(log_dir(&self.root), &e.files, Some(e.version))?;
                 let state = if e.latest.version == e.version && self.log_compaction {
                     e.latest
                 } else {

@@ -107,9 +107,7 @@ fn earliest_version(dir: &Path, files: &[LogFile]) -> Option<u64> {
         if earliest.is_some_and(|e| e <= v) {
             break;
         }
-        if LogSegment::build(dir.clone(), files.to_vec(), Some(v))
-            .is_ok_and(|s| s.checkpoint.is_some())
-        {
+        if LogSegment::build(dir.clone(), files, Some(v)).is_ok_and(|s| s.checkpoint.is_some()) {
             earliest = Some(v);
         }
     }
@@ -162,7 +160,7 @@ struct CommitHistory {
 async fn commit_history(store: &Arc<dyn ObjectStore>, root: &Path) -> Result<CommitHistory> {
     let dir = log_dir(root);
     let files = list_log(store.as_ref(), &dir, 0).await?;
-    let latest_segment = LogSegment::build(dir.clone(), files.clone(), None)?;
+    let latest_segment = LogSegment::build(dir.clone(), &files, None)?;
     let latest = replay_segment(store, &latest_segment, true).await?;
     let earliest = earliest_version(&dir, &files).unwrap_or(latest.version);
     let ict = ict_enablement(&latest.protocol, &latest.metadata);

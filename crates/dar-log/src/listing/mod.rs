@@ -115,7 +115,7 @@ pub async fn find_segment(
         let files = list_log(store, &dir, hint.version).await?;
         let has_checkpoint = files.iter().any(|f| f.size > 0 && f.kind.is_checkpoint());
         if has_checkpoint {
-            match LogSegment::build(dir.clone(), files, target) {
+            match LogSegment::build(dir.clone(), &files, target) {
                 Ok(seg) if seg.checkpoint.is_some() => return Ok(seg),
                 // The hinted checkpoint is incomplete: look further back.
                 Ok(_) | Err(LogError::TruncatedHistory { .. }) => {}
@@ -124,5 +124,5 @@ pub async fn find_segment(
         }
     }
     let files = list_log(store, &dir, 0).await?;
-    LogSegment::build(dir, files, target)
+    LogSegment::build(dir, &files, target)
 }

@@ -123,9 +123,9 @@ fn best_checkpoint(version: u64, files: &[&LogFile]) -> Option<CheckpointFiles> 
 impl LogSegment {
     /// Select the segment for `target` (latest when `None`) from a listing
     /// sorted by version. `files` may start at any version (a hint).
-    pub fn build(log_dir: Path, files: Vec<LogFile>, target: Option<u64>) -> Result<Self> {
+    pub fn build(log_dir: Path, files: &[LogFile], target: Option<u64>) -> Result<Self> {
         let mut by_version: BTreeMap<u64, Vec<&LogFile>> = BTreeMap::new();
-        for f in &files {
+        for f in files {
             if target.is_none_or(|t| f.version <= t) {
                 by_version.entry(f.version).or_default().push(f);
             }

@@ -22,7 +22,7 @@ fn files(names: &[&str]) -> Vec<LogFile> {
 }
 
 fn seg(names: &[&str], target: Option<u64>) -> Result<LogSegment> {
-    LogSegment::build(Path::from("_delta_log"), files(names), target)
+    LogSegment::build(Path::from("_delta_log"), &files(names), target)
 }
 
 const C: [&str; 6] = [
