@@ -53,10 +53,38 @@ struct Shaper {
     read_fields: Vec<FieldRef>,
     read_schema: SchemaRef,
     residual: Vec<Predicate>,
+    /// Per read field: its partition constant built for an earlier batch,
+    /// sliced for later ones (the value is the same for the whole file).
+    constants: Vec<Option<ArrayRef>>,
+}
+
+/// Partition column `f` of a read batch with `rows` rows, sliced from
+/// `slot` (the constant built for an earlier batch) when it is long enough.
+fn constant(
+    slot: &mut Option<ArrayRef>,
+    task: &ScanTask,
+    f: &FieldRef,
+    rows: usize,
+) -> Result<ArrayRef> {
+    if let Some(c) = slot.as_ref()
+        && c.len() >= rows
+    {
+        return Ok(c.slice(0, rows));
+    }
+    let path = task.object_path.as_str();
+    let value = task
+        .partition_value(f.name())
+        .ok_or_else(|| ScanError::InvalidTask {
+            path: path.to_string(),
+            reason: format!("no value for partition column '{}'", f.name()),
+        })?;
+    let c = constant_column(path, f.name(), value, f.data_type(), rows)?;
+    *slot = Some(Arc::clone(&c));
+    Ok(c)
 }
 
 impl Shaper {
-    fn shape(&self, file_batch: RecordBatch) -> Result<Option<RecordBatch>> {
+    fn shape(&mut self, file_batch: RecordBatch) -> Result<Option<RecordBatch>> {
         let inner = &self.ctx.inner;
         let path = self.task.object_path.as_str();
         let rows = file_batch.num_rows();
@@ -66,16 +94,9 @@ impl Shaper {
         };
         let _t = inner.metrics.time(Stage::Adapt);
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.read_fields.len());
-        for f in &self.read_fields {
+        for (f, slot) in self.read_fields.iter().zip(&mut self.constants) {
             let column = if self.ctx.is_partition(f.name()) {
-                let value =
-                    self.task
-                        .partition_value(f.name())
-                        .ok_or_else(|| ScanError::InvalidTask {
-                            path: path.to_string(),
-                            reason: format!("no value for partition column '{}'", f.name()),
-                        })?;
-                constant_column(path, f.name(), value, f.data_type(), rows)?
+                constant(slot, &self.task, f, rows)?
             } else {
                 let fields = file_batch.schema_ref().fields().clone();
                 let mut c = adapter.columns(
@@ -254,10 +275,11 @@ pub(crate) fn stream(
         builder = builder.with_limit(limit);
     }
     let parquet_stream = builder.build().map_err(|e| ScanError::parquet(&path, e))?;
-    let shaper = Shaper {
+    let mut shaper = Shaper {
         ctx: ctx.clone(),
         task: Arc::new(task),
         read_schema: Arc::new(Schema::new(read_fields.clone())),
+        constants: vec![None; read_fields.len()],
         read_fields,
         residual,
     };
