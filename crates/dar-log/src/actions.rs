@@ -28,6 +28,13 @@ impl Protocol {
             .as_ref()
             .is_some_and(|f| f.iter().any(|x| x == feature))
     }
+
+    /// Whether `readerFeatures` lists `feature`.
+    pub fn has_reader_feature(&self, feature: &str) -> bool {
+        self.reader_features
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|x| x == feature))
+    }
 }
 
 /// `metaData.format` (§2.2).

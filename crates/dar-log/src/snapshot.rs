@@ -172,10 +172,7 @@ impl Snapshot {
         let schema = StructType::from_json(&state.metadata.schema_string)?;
         let p = &state.protocol;
         let supports_mapping = p.min_reader_version == 2
-            || (p.min_reader_version == 3
-                && p.reader_features
-                    .as_ref()
-                    .is_some_and(|f| f.iter().any(|x| x == "columnMapping")));
+            || (p.min_reader_version == 3 && p.has_reader_feature("columnMapping"));
         let mapping = ColumnMappingMode::from_property(
             state
                 .metadata
