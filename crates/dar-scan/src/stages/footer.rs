@@ -50,15 +50,4 @@ impl Footer {
             .map(|rg| u64::try_from(rg.num_rows()).unwrap_or(0))
             .sum()
     }
-
-    /// First absolute row of each row group (protocol §9.6), and the total.
-    pub(crate) fn row_group_starts(&self) -> (Vec<u64>, u64) {
-        let mut starts = Vec::with_capacity(self.metadata.num_row_groups());
-        let mut next = 0u64;
-        for rg in self.metadata.row_groups() {
-            starts.push(next);
-            next += u64::try_from(rg.num_rows()).unwrap_or(0);
-        }
-        (starts, next)
-    }
 }

@@ -20,17 +20,18 @@ pub(crate) fn intersect(
     deleted: Option<&DeletedRows>,
 ) -> FileAccess {
     let metrics = &ctx.inner.metrics;
-    let (starts, _) = footer.row_group_starts();
     let mut row_groups = Vec::new();
     let mut selectors: Vec<RowSelector> = Vec::new();
     let mut partial = false;
+    // First absolute row of row group `i`.
+    let mut start = 0u64;
     for (i, access) in plan.access.into_iter().enumerate() {
+        let rows = usize::try_from(footer.metadata.row_group(i).num_rows()).unwrap_or(0);
+        let range = start..start + rows as u64;
+        start = range.end;
         if !access.should_read() {
             continue;
         }
-        let rows = usize::try_from(footer.metadata.row_group(i).num_rows()).unwrap_or(0);
-        let start = starts[i];
-        let range = start..start + rows as u64;
         let dv_rows = deleted.map_or(0, |d| d.deleted_in(range.clone()));
         let access = match deleted {
             Some(d) if dv_rows > 0 => {
