@@ -195,6 +195,22 @@ pub fn commit_info(path: &str, line: usize, raw: &RawValue) -> Result<CommitInfo
     })
 }
 
+/// The first `commitInfo` of a commit file's `bytes` (at `path`), decoded;
+/// `None` when it has none. For reading a commit only for its `commitInfo`
+/// (its in-commit timestamp).
+pub(crate) fn first_commit_info(path: &str, bytes: &[u8]) -> Result<Option<CommitInfo>> {
+    let mut info = None;
+    parse_actions(path, bytes, |line, a| {
+        if let Action::CommitInfo(raw) = a
+            && info.is_none()
+        {
+            info = Some(commit_info(path, line, raw)?);
+        }
+        Ok(())
+    })?;
+    Ok(info)
+}
+
 /// Parse newline-delimited actions, calling `f(line_number, action)` for each
 /// recognized action. `path` only names the file in errors.
 pub fn parse_actions<'a>(

@@ -21,7 +21,7 @@ use object_store::ObjectStore;
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
 use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKey, FileKeySet};
 use crate::checkpoint::{append_add_line, read_checkpoint};
-use crate::commit::{Action, commit_info, parse_actions};
+use crate::commit::{Action, commit_info, first_commit_info, parse_actions};
 use crate::error::{LogError, Result};
 use crate::listing::{LogFile, LogFileKind, LogSegment, read_log_file};
 
@@ -219,9 +219,7 @@ pub async fn replay_segment(
             {
                 // The checkpoint is at the target; its commit still supplies commitInfo.
                 let bytes = fetch(store.as_ref(), f).await?;
-                let mut only_info = Replayer::default();
-                only_info.commit(f, &bytes, true)?;
-                r.commit_info = only_info.commit_info;
+                r.commit_info = first_commit_info(f.location.as_ref(), &bytes)?;
             }
             let content = read_checkpoint(store, &seg.log_dir, cp).await?;
             r.older(

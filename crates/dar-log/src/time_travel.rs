@@ -20,7 +20,7 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 
 use crate::actions::{Metadata, Protocol};
-use crate::commit::{Action, commit_info, parse_actions};
+use crate::commit::first_commit_info;
 use crate::error::{LogError, Result};
 use crate::listing::{LogFile, LogFileKind, LogSegment, list_log, log_dir, read_log_file};
 use crate::replay::{ReplayState, replay_segment};
@@ -72,15 +72,7 @@ pub fn monotonized_times(times: impl IntoIterator<Item = i64>) -> Vec<i64> {
 async fn in_commit_timestamp(store: &dyn ObjectStore, f: &LogFile) -> Result<i64> {
     let path = f.location.to_string();
     let bytes = read_log_file(store, f).await?;
-    let mut ict = None;
-    parse_actions(&path, &bytes, |line, a| {
-        if let Action::CommitInfo(raw) = a
-            && ict.is_none()
-        {
-            ict = commit_info(&path, line, raw)?.in_commit_timestamp;
-        }
-        Ok(())
-    })?;
+    let ict = first_commit_info(&path, &bytes)?.and_then(|c| c.in_commit_timestamp);
     ict.ok_or_else(|| LogError::InvalidAction {
         path,
         detail: "in-commit timestamps are enabled but commitInfo.inCommitTimestamp is missing"
