@@ -55,8 +55,7 @@ pub(crate) async fn prune_pages(
         .iter()
         .map(|(c, _)| c.parts().to_vec())
         .collect();
-    if !page_index_pays_off(footer, plan, &columns) || !super::row_groups::stats_usable(ctx, footer)
-    {
+    if !plan.stats_usable || !page_index_pays_off(footer, plan, &columns) {
         return Ok(());
     }
     let metrics = &ctx.inner.metrics;

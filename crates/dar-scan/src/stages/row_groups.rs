@@ -19,28 +19,32 @@ use crate::metrics::Stage;
 pub(crate) struct RowGroupPlan {
     /// Indexed by row group.
     pub access: Vec<RowGroupAccess>,
+    /// Whether the footer's statistics may prune ([`stats_usable`]); the
+    /// page index is only used when they may.
+    pub stats_usable: bool,
 }
 
 impl RowGroupPlan {
     /// Prunes the row groups of `footer` with the scan's data predicate.
     pub(crate) fn prune(ctx: &ScanContext, footer: &Footer) -> Self {
         let n = footer.metadata.num_row_groups();
+        let scan_all = |stats_usable| Self {
+            access: vec![RowGroupAccess::Scan; n],
+            stats_usable,
+        };
         let Some(predicate) = ctx.physical_predicate() else {
-            return Self {
-                access: vec![RowGroupAccess::Scan; n],
-            };
+            return scan_all(false);
         };
         let metrics = &ctx.inner.metrics;
         let _t = metrics.time(Stage::RowGroups);
         if !stats_usable(ctx, footer) {
-            return Self {
-                access: vec![RowGroupAccess::Scan; n],
-            };
+            return scan_all(false);
         }
         let outcome = predicate.prune(&RowGroupStatistics::new(&footer.metadata));
         metrics.add_row_groups_pruned(outcome.metrics.pruned as u64);
         Self {
             access: RowGroupAccess::from_keep(&outcome.keep),
+            stats_usable: true,
         }
     }
 
@@ -53,7 +57,7 @@ impl RowGroupPlan {
 /// Whether every top-level column of the data predicate is either absent
 /// from the file or stored under its physical name (what the statistics
 /// providers look up).
-pub(crate) fn stats_usable(ctx: &ScanContext, footer: &Footer) -> bool {
+fn stats_usable(ctx: &ScanContext, footer: &Footer) -> bool {
     let Some(p) = &ctx.inner.predicate else {
         return true;
     };
