@@ -10,8 +10,11 @@
 //!    │     ├─ physical form ─► row-group and page pruning (file names)
 //!    │     └─ logical form  ─► parquet RowFilter: decoded first, the other
 //!    │                         columns only for rows that pass
-//!    └─ other conjuncts (touch a partition column) ─► residual filter on
-//!                          the read batch, after partition columns exist
+//!    └─ other conjuncts (touch a partition column)
+//!          ├─ only partition columns ─► decided once per file from its
+//!          │                            partition values (skip or read all)
+//!          └─ mixed ─► residual filter on the read batch, after partition
+//!                      columns exist
 //! ```
 //!
 //! Each part is exact where it filters rows (the `dar-prune` evaluator), so
