@@ -36,8 +36,7 @@ pub fn decode_inline(dv: &DvDescriptor) -> Result<DeletedRows> {
             reason: "not an inline DV: fetch it from its file".to_owned(),
         });
     }
-    // Cardinality 0 means empty, whatever the payload (Delta-Spark writes
-    // `i` with an empty string).
+    // An empty payload with cardinality 0 holds no bitmap to decode.
     if dv.is_empty() {
         return Ok(DeletedRows::default());
     }

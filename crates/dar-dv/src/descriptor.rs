@@ -151,9 +151,16 @@ impl DvDescriptor {
         self.row_count
     }
 
-    /// True when the DV deletes nothing (`cardinality == 0`): no I/O is needed.
+    /// True when the descriptor carries no bitmap at all: an inline DV with
+    /// an empty payload and cardinality 0 (what [`DvDescriptor::inline`]
+    /// writes for "nothing deleted"). No I/O is needed for it. Any other
+    /// descriptor is loaded and validated whatever its cardinality: a
+    /// `cardinality` of 0 whose bitmap deletes rows is an error, never a
+    /// licence to skip the DV.
     pub fn is_empty(&self) -> bool {
-        self.cardinality == 0
+        self.storage_type == StorageType::Inline
+            && self.path_or_inline_dv.is_empty()
+            && self.cardinality == 0
     }
 
     /// The DV's unique id: `storageType + pathOrInlineDv`, then `"@" + offset`

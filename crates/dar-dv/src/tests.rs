@@ -274,9 +274,21 @@ fn wrong_decoder_for_the_storage_type() {
     // Bytes that start after the record cannot hold it.
     let err = decode_file_bytes(&descriptor_a(), "a.bin", 2, &FILE_A[2..]).unwrap_err();
     assert!(matches!(err, DvError::InvalidArgument { .. }), "{err:?}");
-    // Cardinality 0 is empty whatever the payload says.
+}
+
+/// Regression (issue 10, item 6): a cardinality of 0 is not a licence to
+/// skip a DV whose bitmap deletes rows; the mismatch is an error.
+#[test]
+fn cardinality_zero_with_deletions_is_an_error() {
     let zero = DvDescriptor::try_new("i", INLINE_B, None, 44, 0).unwrap();
-    assert!(decode_inline(&zero).unwrap().is_empty());
+    assert!(!zero.is_empty());
+    let err = decode_inline(&zero).unwrap_err();
+    assert!(
+        matches!(err, DvError::CardinalityMismatch { .. }),
+        "{err:?}"
+    );
+    let zero_file = DvDescriptor::try_new("u", "ab0000000000000000000", Some(1), 36, 0).unwrap();
+    assert!(!zero_file.is_empty());
 }
 
 #[test]

@@ -11,9 +11,9 @@ use arrow_array::{
     Array, BooleanArray, Int32Array, Int64Array, MapArray, StringArray, StructArray,
 };
 
-use crate::actions::dv_unique_id;
 use crate::commit::PartitionEntries;
 use crate::error::{LogError, Result};
+use crate::paths::{TablePaths, is_plain_relative};
 
 /// Deletion-vector descriptor columns (null rows: no DV).
 #[derive(Debug, Clone)]
@@ -31,13 +31,14 @@ pub struct DvColumns {
 }
 
 impl DvColumns {
-    /// The DV unique id of row `i`, or `None` when the row has no DV.
-    pub fn unique_id(&self, i: usize) -> Option<String> {
+    /// The DV of row `i` as `(storageType, pathOrInlineDv, offset)`, or
+    /// `None` when the row has no DV.
+    pub fn key_parts(&self, i: usize) -> Option<(&str, &str, Option<i32>)> {
         if self.storage_type.is_null(i) {
             return None;
         }
         let offset = (!self.offset.is_null(i)).then(|| self.offset.value(i));
-        Some(dv_unique_id(
+        Some((
             self.storage_type.value(i),
             self.path_or_inline_dv.value(i),
             offset,
@@ -98,11 +99,6 @@ impl AddColumns {
         self.path.is_empty()
     }
 
-    /// The logical-file key of row `i`: path plus DV unique id.
-    pub fn key(&self, i: usize) -> FileKey {
-        FileKey::new(self.path.value(i), self.dv.unique_id(i).as_deref())
-    }
-
     /// Keep the rows where `mask` is true.
     pub fn filter(&self, mask: &BooleanArray) -> Result<Self> {
         Ok(Self {
@@ -125,23 +121,24 @@ impl AddColumns {
         })
     }
 
-    /// Drop the rows whose key is in `removed`.
-    pub fn without(&self, removed: &FileKeySet) -> Result<Self> {
+    /// Drop the rows whose logical-file key (resolved by `paths`) is in
+    /// `removed`.
+    pub fn without(&self, removed: &FileKeySet, paths: &TablePaths) -> Result<Self> {
         if removed.is_empty() {
             return Ok(self.clone());
         }
-        let mask: BooleanArray = (0..self.len())
+        let mask = (0..self.len())
             .map(|i| {
                 let path = self.path.value(i);
-                // Most files have no DV: look the path up as it stands,
-                // without building a key per row.
-                let seen = match self.dv.unique_id(i) {
-                    None => removed.contains(path),
-                    Some(id) => removed.contains(&FileKey::new(path, Some(&id))),
+                // Most files have a plain relative path and no DV: look the
+                // path up as it stands, without building a key per row.
+                let seen = match self.dv.key_parts(i) {
+                    None if is_plain_relative(path) => removed.contains(path),
+                    dv => removed.contains(&paths.file_key(path, dv)?),
                 };
-                Some(!seen)
+                Ok(Some(!seen))
             })
-            .collect();
+            .collect::<Result<BooleanArray>>()?;
         if mask.true_count() == self.len() {
             // Nothing removed here: share the arrays instead of copying them.
             return Ok(self.clone());

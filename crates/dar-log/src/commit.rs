@@ -89,6 +89,11 @@ impl DvLine<'_> {
     pub fn unique_id(&self) -> String {
         crate::actions::dv_unique_id(&self.storage_type, &self.path_or_inline_dv, self.offset)
     }
+
+    /// `(storageType, pathOrInlineDv, offset)`, the parts of its key.
+    pub fn key_parts(&self) -> (&str, &str, Option<i32>) {
+        (&self.storage_type, &self.path_or_inline_dv, self.offset)
+    }
 }
 
 /// An `add` line.
@@ -195,20 +200,33 @@ pub fn commit_info(path: &str, line: usize, raw: &RawValue) -> Result<CommitInfo
     })
 }
 
-/// The first `commitInfo` of a commit file's `bytes` (at `path`), decoded;
-/// `None` when it has none. For reading a commit only for its `commitInfo`
-/// (its in-commit timestamp).
-pub(crate) fn first_commit_info(path: &str, bytes: &[u8]) -> Result<Option<CommitInfo>> {
-    let mut info = None;
-    parse_actions(path, bytes, |line, a| {
-        if let Action::CommitInfo(raw) = a
-            && info.is_none()
-        {
-            info = Some(commit_info(path, line, raw)?);
-        }
-        Ok(())
-    })?;
-    Ok(info)
+/// A line read only for its `commitInfo`; every other key is skipped unparsed.
+#[derive(Deserialize)]
+struct CommitInfoLine<'a> {
+    #[serde(default, rename = "commitInfo", borrow)]
+    commit_info: Option<&'a RawValue>,
+}
+
+/// The first `commitInfo` of a commit file's `bytes`, read leniently: only
+/// that action is decoded, and lines that are not valid JSON (or a
+/// `commitInfo` that is not an object) are skipped, so a commit whose other
+/// actions are malformed still yields its timestamp. `None` when no line
+/// holds a readable `commitInfo`. For reading a commit only for its
+/// `commitInfo` (its in-commit timestamp), never for replay.
+pub(crate) fn first_commit_info(path: &str, bytes: &[u8]) -> Option<CommitInfo> {
+    bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+        .filter_map(|(idx, l)| {
+            let raw = serde_json::from_slice::<CommitInfoLine<'_>>(l)
+                .ok()?
+                .commit_info?;
+            commit_info(path, idx + 1, raw)
+                .ok()
+                .filter(|c| c.raw.is_object())
+        })
+        .next()
 }
 
 /// Parse newline-delimited actions, calling `f(line_number, action)` for each

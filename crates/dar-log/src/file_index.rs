@@ -19,6 +19,7 @@ use crate::actions::{DvDescriptor, Metadata};
 use crate::add_columns::{AddColumns, DvColumns};
 use crate::error::{LogError, Result};
 use crate::partition::{PartitionColumn, PartitionValuesBuilder};
+use crate::paths::{FileLocation, TablePaths, is_plain_relative};
 use crate::schema::{ColumnMappingMode, StatsColumnsConfig, StructType};
 use crate::stats::{FileStats, StatsBuilder};
 
@@ -27,8 +28,12 @@ use crate::stats::{FileStats, StatsBuilder};
 pub struct FileIndex {
     /// `add.path` as written (URI-encoded; relative or absolute).
     pub path: StringArray,
-    /// The object-store key each path resolves to.
+    /// The object-store key each path resolves to (in the store that
+    /// `store_origin` names).
     pub object_path: StringArray,
+    /// Null for a file of the table's own store (nearly always); else the
+    /// origin (`scheme://authority`) of the other store that holds it.
+    pub store_origin: StringArray,
     /// File size in bytes.
     pub size: Int64Array,
     /// Modification time, ms since the epoch.
@@ -60,47 +65,17 @@ fn cat(context: &str, arrays: Vec<&dyn Array>) -> Result<ArrayRef> {
     arrow_select::concat::concat(&arrays).map_err(|e| LogError::arrow(context, e))
 }
 
-/// A relative path whose segments need no percent-decoding and are valid
-/// object-store segments as they stand (the common case: Spark's
-/// `part-…-c000.snappy.parquet` under `col=value/` directories).
-fn is_plain_relative(raw: &str) -> bool {
-    !raw.is_empty()
-        && raw
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'=' | b'/'))
-        && raw
-            .split('/')
-            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
-}
-
-/// Resolve a log path against the table root (protocol digest §2.9): join
-/// relative paths to the root, percent-decode once; absolute URIs keep
-/// their own path.
+/// Resolve a log path against the table root `root` of a local store
+/// (see [`TablePaths::for_store_root`]) to its object key; a path on another
+/// store is an error naming it.
 pub fn resolve_path(root: &Path, raw: &str) -> Result<Path> {
-    let invalid = |detail: String| LogError::InvalidPath {
-        path: raw.to_string(),
-        detail,
-    };
-    let has_scheme = raw.split_once(':').is_some_and(|(s, _)| {
-        !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
-            && s.as_bytes()[0].is_ascii_alphabetic()
-    });
-    if has_scheme {
-        let url = url::Url::parse(raw).map_err(|e| invalid(e.to_string()))?;
-        return Path::from_url_path(url.path()).map_err(|e| invalid(e.to_string()));
+    match TablePaths::for_store_root(root)?.locate(raw)? {
+        FileLocation::TableStore(p) => Ok(p),
+        FileLocation::OtherStore { origin, .. } => Err(LogError::InvalidPath {
+            path: raw.to_string(),
+            detail: format!("on another store ({origin})"),
+        }),
     }
-    if is_plain_relative(raw) {
-        // Nothing to decode or normalize: the key is the root joined with it.
-        return Ok(if root.as_ref().is_empty() {
-            Path::from(raw)
-        } else {
-            Path::from(format!("{root}/{raw}"))
-        });
-    }
-    let rel = Path::from_url_path(raw).map_err(|e| invalid(e.to_string()))?;
-    Ok(rel.parts().fold(root.clone(), |p, part| p.join(part)))
 }
 
 /// Typed partition values of one batch: `partitionValues_parsed` when the
@@ -149,7 +124,7 @@ fn json_stats_rows(adds: &[AddColumns]) -> usize {
 impl FileIndex {
     /// Build from the raw live adds of a replay.
     pub fn build(
-        root: &Path,
+        paths: &TablePaths,
         schema: &StructType,
         mapping: ColumnMappingMode,
         metadata: &Metadata,
@@ -178,11 +153,12 @@ impl FileIndex {
             }};
         }
         let path: StringArray = col!(path, |c: &ArrayRef| c.as_string::<i32>().clone());
+        let root_str = paths.root().as_ref();
         let mut object_path = arrow_array::builder::StringBuilder::with_capacity(
             path.len(),
-            path.value_data().len() + path.len() * (root.as_ref().len() + 1),
+            path.value_data().len() + path.len() * (root_str.len() + 1),
         );
-        let root_str = root.as_ref();
+        let mut store_origin = arrow_array::builder::StringBuilder::new();
         for raw in path.iter().flatten() {
             if is_plain_relative(raw) {
                 // Write `root/raw` straight into the value buffer.
@@ -192,12 +168,23 @@ impl FileIndex {
                 }
                 object_path.write_str(raw).map_err(fmt_err)?;
                 object_path.append_value("");
+                store_origin.append_null();
             } else {
-                object_path.append_value(resolve_path(root, raw)?.as_ref());
+                match paths.locate(raw)? {
+                    FileLocation::TableStore(p) => {
+                        object_path.append_value(p.as_ref());
+                        store_origin.append_null();
+                    }
+                    FileLocation::OtherStore { origin, path } => {
+                        object_path.append_value(path.as_ref());
+                        store_origin.append_value(origin);
+                    }
+                }
             }
         }
         Ok(Self {
             object_path: object_path.finish(),
+            store_origin: store_origin.finish(),
             partition_columns: columns,
             partition_values,
             stats,
@@ -227,6 +214,7 @@ impl FileIndex {
             stats,
             path: StringArray::new_null(0),
             object_path: StringArray::new_null(0),
+            store_origin: StringArray::new_null(0),
             size: Int64Array::new_null(0),
             modification_time: Int64Array::new_null(0),
             dv: DvColumns {

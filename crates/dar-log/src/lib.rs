@@ -56,6 +56,7 @@ pub mod file_index;
 pub mod listing;
 pub mod object_reader;
 pub mod partition;
+pub mod paths;
 pub mod protocol;
 pub mod replay;
 mod scalar;
@@ -66,4 +67,5 @@ pub mod time_travel;
 
 pub use error::{LogError, Result};
 pub use file_index::FileIndex;
+pub use paths::{FileLocation, TablePaths};
 pub use snapshot::{FileIndexMode, Snapshot, SnapshotBuilder};

@@ -1,7 +1,8 @@
 //! Reconciliation, newest first (protocol digest §2.10).
 //!
 //! ```text
-//! seen := {}                      // (path, dvUniqueId), filled from COMMITS only
+//! seen := {}                      // (path, dvUniqueId), filled from COMMITS only;
+//!                                 // paths canonical URIs (crate::paths)
 //! for commit in target, target-1, ..., cp+1:
 //!     add(k)    -> if seen.insert(k) { keep }
 //!     remove(k) -> seen.insert(k)
@@ -19,11 +20,12 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
-use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKey, FileKeySet};
+use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKeySet};
 use crate::checkpoint::{append_add_line, read_checkpoint};
-use crate::commit::{Action, commit_info, first_commit_info, parse_actions};
+use crate::commit::{Action, commit_info, parse_actions};
 use crate::error::{LogError, Result};
 use crate::listing::{LogFile, LogFileKind, LogSegment, read_log_file};
+use crate::paths::TablePaths;
 
 /// How many commit files are fetched ahead of the one being parsed.
 const COMMIT_READAHEAD: usize = 8;
@@ -41,17 +43,21 @@ pub struct ReplayState {
     pub txns: HashMap<String, Txn>,
     /// Live domains (tombstones dropped).
     pub domains: HashMap<String, DomainMetadata>,
-    /// `commitInfo` of the commit at `version`, when that commit file exists.
+    /// `commitInfo` of the commit at `version`, when replay read that commit
+    /// (never when a checkpoint at `version` covers it: covered commits are
+    /// not read, see [`crate::Snapshot::commit_info`]).
     pub commit_info: Option<CommitInfo>,
-    /// Modification time (ms) of the commit file at `version`, when it exists.
-    pub commit_file_time_ms: Option<i64>,
+    /// The commit file at `version`, when the listing holds it (also when a
+    /// checkpoint covers it): its modification time is the commit's file
+    /// time, and its `commitInfo` is read on demand.
+    pub commit_file: Option<LogFile>,
     /// Live adds, as raw column batches.
     pub adds: Vec<AddColumns>,
 }
 
 /// Accumulates state while walking commits newest first.
-#[derive(Default)]
-struct Replayer {
+struct Replayer<'p> {
+    paths: &'p TablePaths,
     seen: FileKeySet,
     adds: AddColumnsBuilder,
     protocol: Option<Protocol>,
@@ -70,7 +76,20 @@ async fn fetch(store: &dyn ObjectStore, f: &LogFile) -> Result<Bytes> {
     Ok(bytes)
 }
 
-impl Replayer {
+impl<'p> Replayer<'p> {
+    fn new(paths: &'p TablePaths) -> Self {
+        Self {
+            paths,
+            seen: FileKeySet::default(),
+            adds: AddColumnsBuilder::default(),
+            protocol: None,
+            metadata: None,
+            txns: HashMap::new(),
+            domains: HashMap::new(),
+            commit_info: None,
+        }
+    }
+
     /// Apply the commits of `commits` (ascending in the slice) newest first.
     /// A compaction file counts as one commit: its removes shadow older adds,
     /// its adds are kept unless a newer commit saw the key.
@@ -106,14 +125,14 @@ impl Replayer {
         parse_actions(&path, bytes, |line, action| {
             match action {
                 Action::Add(a) => {
-                    let dv = a.deletion_vector.as_ref().map(|d| d.unique_id());
-                    if self.seen.insert(FileKey::new(&a.path, dv.as_deref())) {
+                    let dv = a.deletion_vector.as_ref().map(|d| d.key_parts());
+                    if self.seen.insert(self.paths.file_key(&a.path, dv)?) {
                         append_add_line(&mut self.adds, &a, &path, line)?;
                     }
                 }
                 Action::Remove(r) => {
-                    let dv = r.deletion_vector.as_ref().map(|d| d.unique_id());
-                    self.seen.insert(FileKey::new(&r.path, dv.as_deref()));
+                    let dv = r.deletion_vector.as_ref().map(|d| d.key_parts());
+                    self.seen.insert(self.paths.file_key(&r.path, dv)?);
                 }
                 Action::Protocol(p) => {
                     self.protocol.get_or_insert(p);
@@ -159,7 +178,7 @@ impl Replayer {
             self.domains.entry(d.domain.clone()).or_insert(d);
         }
         adds.iter()
-            .map(|a| a.without(&self.seen))
+            .map(|a| a.without(&self.seen, self.paths))
             .filter(|a| a.as_ref().map_or(true, |a| !a.is_empty()))
             .collect()
     }
@@ -168,7 +187,7 @@ impl Replayer {
         self,
         seg_log_dir: &str,
         version: u64,
-        commit_file_time_ms: Option<i64>,
+        commit_file: Option<LogFile>,
         older_adds: Vec<AddColumns>,
     ) -> Result<ReplayState> {
         let protocol = self.protocol.ok_or_else(|| LogError::MissingProtocol {
@@ -193,7 +212,7 @@ impl Replayer {
             txns: self.txns,
             domains,
             commit_info: self.commit_info,
-            commit_file_time_ms,
+            commit_file,
             adds,
         })
     }
@@ -201,27 +220,22 @@ impl Replayer {
 
 /// Replay a segment: its commits newest first (with `use_compaction`, log
 /// compaction files standing in for runs of them, see
-/// [`LogSegment::replay_files`]), then its checkpoint.
+/// [`LogSegment::replay_files`]), then its checkpoint. No commit that the
+/// checkpoint covers is read, not even the one at its version (protocol
+/// digest §1.3): real tables exist whose covered commits are incomplete.
 pub async fn replay_segment(
     store: &Arc<dyn ObjectStore>,
+    paths: &TablePaths,
     seg: &LogSegment,
     use_compaction: bool,
 ) -> Result<ReplayState> {
-    let mut r = Replayer::default();
+    let mut r = Replayer::new(paths);
     r.commits(store, &seg.replay_files(use_compaction), seg.version)
         .await?;
     let log_dir = seg.log_dir.to_string();
     let older = match &seg.checkpoint {
         Some(cp) => {
-            if r.commit_info.is_none()
-                && let Some(f) = &seg.version_commit
-                && cp.version == seg.version
-            {
-                // The checkpoint is at the target; its commit still supplies commitInfo.
-                let bytes = fetch(store.as_ref(), f).await?;
-                r.commit_info = first_commit_info(f.location.as_ref(), &bytes)?;
-            }
-            let content = read_checkpoint(store, &seg.log_dir, cp).await?;
+            let content = read_checkpoint(store, paths, cp).await?;
             r.older(
                 content.protocol,
                 content.metadata,
@@ -232,13 +246,13 @@ pub async fn replay_segment(
         }
         None => Vec::new(),
     };
-    let time = seg.version_commit.as_ref().map(|f| f.last_modified_ms);
-    r.finish(&log_dir, seg.version, time, older)
+    r.finish(&log_dir, seg.version, seg.version_commit.clone(), older)
 }
 
 /// Replay only `commits` (ascending, directly after `old.version`) onto `old`.
 pub async fn replay_onto(
     store: &Arc<dyn ObjectStore>,
+    paths: &TablePaths,
     log_dir: &str,
     old: &ReplayState,
     commits: &[LogFile],
@@ -246,7 +260,7 @@ pub async fn replay_onto(
     let Some(last) = commits.last() else {
         return Ok(old.clone());
     };
-    let mut r = Replayer::default();
+    let mut r = Replayer::new(paths);
     r.commits(store, commits, last.version).await?;
     let older = r.older(
         Some(old.protocol.clone()),
@@ -255,5 +269,5 @@ pub async fn replay_onto(
         old.domains.values().cloned(),
         &old.adds,
     )?;
-    r.finish(log_dir, last.version, Some(last.last_modified_ms), older)
+    r.finish(log_dir, last.version, Some(last.clone()), older)
 }

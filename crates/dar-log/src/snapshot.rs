@@ -7,9 +7,11 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
+use crate::commit::first_commit_info;
 use crate::error::{LogError, Result};
 use crate::file_index::FileIndex;
-use crate::listing::{LogSegment, find_segment, list_log, log_dir};
+use crate::listing::{LogSegment, find_segment, list_log, log_dir, read_log_file};
+use crate::paths::TablePaths;
 use crate::protocol::check_protocol;
 use crate::replay::{ReplayState, replay_onto, replay_segment};
 use crate::schema::{COLUMN_MAPPING_MODE_KEY, ColumnMappingMode, StructType};
@@ -41,9 +43,19 @@ pub struct SnapshotBuilder {
     target: Target,
     mode: FileIndexMode,
     log_compaction: bool,
+    url: Option<url::Url>,
 }
 
 impl SnapshotBuilder {
+    /// The table's URI (its root), against which the log's paths are
+    /// resolved (absolute-path references keep its scheme and authority;
+    /// URIs of other stores are told apart from it). Without it the store
+    /// is taken to be a local file system and the table root `file:///root/`.
+    pub fn with_table_url(mut self, url: &url::Url) -> Self {
+        self.url = Some(url.clone());
+        self
+    }
+
     /// Load version `version` (time travel by version).
     pub fn with_version(mut self, version: u64) -> Self {
         self.target = Target::Version(version);
@@ -67,7 +79,8 @@ impl SnapshotBuilder {
     /// (`pad20(x).pad20(y).compacted.json`, protocol digest §1.6) instead of
     /// the commits they cover (default: true). The result is the same either
     /// way; compaction saves requests. The commit at the loaded version is
-    /// always read for its `commitInfo`, and commit file times are unchanged.
+    /// always read when no checkpoint covers it, and commit file times are
+    /// unchanged.
     pub fn with_log_compaction(mut self, enabled: bool) -> Self {
         self.log_compaction = enabled;
         self
@@ -75,17 +88,21 @@ impl SnapshotBuilder {
 
     /// Replay the log and build the snapshot.
     pub async fn build(self) -> Result<Snapshot> {
+        let paths = match &self.url {
+            Some(url) => TablePaths::new(url, &self.root),
+            None => TablePaths::for_store_root(&self.root)?,
+        };
         let (segment, state, found_time) = match self.target {
             Target::Timestamp(t) => {
                 // Time travel listed the whole log and replayed the latest
                 // version: build the segment from that listing, and reuse
                 // that state when the latest version is the one found.
-                let e = time_travel::entry_at_timestamp(&self.store, &self.root, t).await?;
+                let e = time_travel::entry_at_timestamp(&self.store, &paths, t).await?;
                 let segment = LogSegment::build(log_dir(&self.root), &e.files, Some(e.version))?;
                 let state = if e.latest.version == e.version && self.log_compaction {
                     e.latest
                 } else {
-                    replay_segment(&self.store, &segment, self.log_compaction).await?
+                    replay_segment(&self.store, &paths, &segment, self.log_compaction).await?
                 };
                 (segment, state, Some(e.at_ms))
             }
@@ -95,7 +112,8 @@ impl SnapshotBuilder {
                     _ => None,
                 };
                 let segment = find_segment(self.store.as_ref(), &self.root, version).await?;
-                let state = replay_segment(&self.store, &segment, self.log_compaction).await?;
+                let state =
+                    replay_segment(&self.store, &paths, &segment, self.log_compaction).await?;
                 (segment, state, None)
             }
         };
@@ -109,6 +127,7 @@ impl SnapshotBuilder {
                     &self.store,
                     &self.root,
                     &state,
+                    state.commit_info.as_ref(),
                     KnownCommits::FromZero(&segment.commits),
                 )
                 .await?,
@@ -118,7 +137,7 @@ impl SnapshotBuilder {
             // never pays for it.
             None => None,
         };
-        Snapshot::from_state(self.store, self.root, state, self.mode, commit_time)
+        Snapshot::from_state(self.store, paths, state, self.mode, commit_time)
     }
 }
 
@@ -128,6 +147,7 @@ impl SnapshotBuilder {
 pub struct Snapshot {
     store: Arc<dyn ObjectStore>,
     root: Path,
+    paths: TablePaths,
     state: Arc<ReplayState>,
     schema: StructType,
     mapping: ColumnMappingMode,
@@ -136,6 +156,10 @@ pub struct Snapshot {
     /// The adjusted commit timestamp (see [`Snapshot::commit_timestamp_ms`]),
     /// filled while loading where it was free, else at the first call.
     commit_time_ms: tokio::sync::OnceCell<Option<i64>>,
+    /// The `commitInfo` of the commit at this version: filled by replay when
+    /// it read that commit, else read leniently at the first call of
+    /// [`Snapshot::commit_info`] (a checkpoint at this version covers it).
+    commit_info: tokio::sync::OnceCell<Option<CommitInfo>>,
 }
 
 impl Snapshot {
@@ -147,6 +171,7 @@ impl Snapshot {
             target: Target::Latest,
             mode: FileIndexMode::default(),
             log_compaction: true,
+            url: None,
         }
     }
 
@@ -157,7 +182,7 @@ impl Snapshot {
 
     fn from_state(
         store: Arc<dyn ObjectStore>,
-        root: Path,
+        paths: TablePaths,
         state: ReplayState,
         mode: FileIndexMode,
         commit_time_ms: Option<Option<i64>>,
@@ -181,9 +206,16 @@ impl Snapshot {
                 .map(String::as_str),
             supports_mapping,
         )?;
+        let commit_info = match &state.commit_info {
+            Some(c) => tokio::sync::OnceCell::new_with(Some(Some(c.clone()))),
+            None if state.commit_file.is_none() => tokio::sync::OnceCell::new_with(Some(None)),
+            None => tokio::sync::OnceCell::new(),
+        };
         let snap = Self {
             store,
-            root,
+            root: paths.root().clone(),
+            paths,
+            commit_info,
             state: Arc::new(state),
             schema,
             mapping,
@@ -252,10 +284,21 @@ impl Snapshot {
         &self.state.domains
     }
 
-    /// `commitInfo` of the commit at this version (absent when that commit
-    /// file was cleaned up and the version was rebuilt from a checkpoint).
-    pub fn commit_info(&self) -> Option<&CommitInfo> {
-        self.state.commit_info.as_ref()
+    /// `commitInfo` of the commit at this version. `None` when that commit
+    /// file was cleaned up (the version was rebuilt from a checkpoint), or
+    /// when a checkpoint at this version covers it and its `commitInfo`
+    /// cannot be read: loading never reads a covered commit, so the first
+    /// call reads it here, leniently (only its `commitInfo`; a missing,
+    /// unreadable or malformed one is `None`, not an error).
+    pub async fn commit_info(&self) -> Option<&CommitInfo> {
+        self.commit_info
+            .get_or_init(|| async {
+                let f = self.state.commit_file.as_ref()?;
+                let bytes = read_log_file(self.store.as_ref(), f).await.ok()?;
+                first_commit_info(f.location.as_ref(), &bytes)
+            })
+            .await
+            .as_ref()
     }
 
     /// The commit timestamp of this version (ms since the epoch), exactly as
@@ -276,13 +319,24 @@ impl Snapshot {
     /// lacks `inCommitTimestamp`.
     pub async fn commit_timestamp_ms(&self) -> Result<Option<i64>> {
         self.commit_time_ms
-            .get_or_try_init(|| {
+            .get_or_try_init(|| async {
+                let info = if time_travel::ict_active_at(
+                    &self.state.protocol,
+                    &self.state.metadata,
+                    self.state.version,
+                ) {
+                    self.commit_info().await
+                } else {
+                    None
+                };
                 time_travel::snapshot_commit_timestamp(
                     &self.store,
                     &self.root,
                     &self.state,
+                    info,
                     KnownCommits::Nothing,
                 )
+                .await
             })
             .await
             .copied()
@@ -303,6 +357,11 @@ impl Snapshot {
         &self.root
     }
 
+    /// How the log's paths resolve against the table root.
+    pub fn paths(&self) -> &TablePaths {
+        &self.paths
+    }
+
     /// The columnar index of active files, built at load ([`FileIndexMode::Eager`])
     /// or on this first call ([`FileIndexMode::Lazy`]).
     pub fn file_index(&self) -> Result<&Arc<FileIndex>> {
@@ -310,7 +369,7 @@ impl Snapshot {
             return Ok(fi);
         }
         let built = Arc::new(FileIndex::build(
-            &self.root,
+            &self.paths,
             &self.schema,
             self.mapping,
             &self.state.metadata,
@@ -340,7 +399,14 @@ impl Snapshot {
             }
             commits.push(f);
         }
-        let state = replay_onto(&self.store, dir.as_ref(), &self.state, &commits).await?;
+        let state = replay_onto(
+            &self.store,
+            &self.paths,
+            dir.as_ref(),
+            &self.state,
+            &commits,
+        )
+        .await?;
         let known = self.commit_time_ms.get().copied();
         let commit_time = if commits.is_empty() {
             known
@@ -361,6 +427,7 @@ impl Snapshot {
                             &self.store,
                             &self.root,
                             &state,
+                            state.commit_info.as_ref(),
                             KnownCommits::After(t, &commits),
                         )
                         .await?,
@@ -371,7 +438,7 @@ impl Snapshot {
         };
         Self::from_state(
             Arc::clone(&self.store),
-            self.root.clone(),
+            self.paths.clone(),
             state,
             self.mode,
             commit_time,

@@ -19,10 +19,11 @@ use std::sync::Arc;
 use object_store::ObjectStore;
 use object_store::path::Path;
 
-use crate::actions::{Metadata, Protocol};
+use crate::actions::{CommitInfo, Metadata, Protocol};
 use crate::commit::first_commit_info;
 use crate::error::{LogError, Result};
 use crate::listing::{LogFile, LogFileKind, LogSegment, list_log, log_dir, read_log_file};
+use crate::paths::TablePaths;
 use crate::replay::{ReplayState, replay_segment};
 
 const ENABLE_ICT: &str = "delta.enableInCommitTimestamps";
@@ -72,7 +73,7 @@ pub fn monotonized_times(times: impl IntoIterator<Item = i64>) -> Vec<i64> {
 async fn in_commit_timestamp(store: &dyn ObjectStore, f: &LogFile) -> Result<i64> {
     let path = f.location.to_string();
     let bytes = read_log_file(store, f).await?;
-    let ict = first_commit_info(&path, &bytes)?.and_then(|c| c.in_commit_timestamp);
+    let ict = first_commit_info(&path, &bytes).and_then(|c| c.in_commit_timestamp);
     ict.ok_or_else(|| LogError::InvalidAction {
         path,
         detail: "in-commit timestamps are enabled but commitInfo.inCommitTimestamp is missing"
@@ -136,7 +137,8 @@ pub async fn commit_timestamps(
     store: &Arc<dyn ObjectStore>,
     root: &Path,
 ) -> Result<Vec<(u64, i64)>> {
-    Ok(commit_history(store, root).await?.times)
+    let paths = TablePaths::for_store_root(root)?;
+    Ok(commit_history(store, &paths).await?.times)
 }
 
 /// The commit timestamps and, when ICT is on, its enablement version and
@@ -149,11 +151,11 @@ struct CommitHistory {
     latest: ReplayState,
 }
 
-async fn commit_history(store: &Arc<dyn ObjectStore>, root: &Path) -> Result<CommitHistory> {
-    let dir = log_dir(root);
+async fn commit_history(store: &Arc<dyn ObjectStore>, paths: &TablePaths) -> Result<CommitHistory> {
+    let dir = log_dir(paths.root());
     let files = list_log(store.as_ref(), &dir, 0).await?;
     let latest_segment = LogSegment::build(dir.clone(), &files, None)?;
-    let latest = replay_segment(store, &latest_segment, true).await?;
+    let latest = replay_segment(store, paths, &latest_segment, true).await?;
     let earliest = earliest_version(&dir, &files).unwrap_or(latest.version);
     let ict = ict_enablement(&latest.protocol, &latest.metadata);
     let ict_from = ict.map(|(e, _)| e);
@@ -220,23 +222,22 @@ pub(crate) enum KnownCommits<'a> {
 /// version before ICT enablement whose file time is at or after the
 /// enablement timestamp; see the module doc). `None` when the
 /// version has no commit file (rebuilt from a checkpoint after cleanup) or
-/// ICT is active but its commit lacks `inCommitTimestamp`.
+/// ICT is active but its commit lacks `inCommitTimestamp`. `commit_info` is
+/// the `commitInfo` of the commit at the snapshot's version, when readable.
 pub(crate) async fn snapshot_commit_timestamp(
     store: &Arc<dyn ObjectStore>,
     root: &Path,
     state: &ReplayState,
+    commit_info: Option<&CommitInfo>,
     known: KnownCommits<'_>,
 ) -> Result<Option<i64>> {
     let v = state.version;
     let ict_from = ict_enablement(&state.protocol, &state.metadata).map(|(e, _)| e);
     if ict_from.is_some_and(|e| v >= e) {
         // Same source as `commit_timestamps`: the commit's own commitInfo.
-        return Ok(state
-            .commit_info
-            .as_ref()
-            .and_then(|c| c.in_commit_timestamp));
+        return Ok(commit_info.and_then(|c| c.in_commit_timestamp));
     }
-    if state.commit_file_time_ms.is_none() {
+    if state.commit_file.is_none() {
         return Ok(None);
     }
     let series = match known {
@@ -268,7 +269,10 @@ pub async fn version_at_timestamp(
     root: &Path,
     timestamp_ms: i64,
 ) -> Result<u64> {
-    Ok(entry_at_timestamp(store, root, timestamp_ms).await?.version)
+    let paths = TablePaths::for_store_root(root)?;
+    Ok(entry_at_timestamp(store, &paths, timestamp_ms)
+        .await?
+        .version)
 }
 
 /// What [`entry_at_timestamp`] found, with the listing from version 0 and
@@ -288,15 +292,16 @@ pub(crate) struct TimestampEntry {
 /// The entry for [`version_at_timestamp`].
 pub(crate) async fn entry_at_timestamp(
     store: &Arc<dyn ObjectStore>,
-    root: &Path,
+    paths: &TablePaths,
     timestamp_ms: i64,
 ) -> Result<TimestampEntry> {
+    let root = paths.root();
     let CommitHistory {
         times,
         ict,
         files,
         latest,
-    } = commit_history(store, root).await?;
+    } = commit_history(store, paths).await?;
     let (Some(&(_, first)), Some(&(_, last))) = (times.first(), times.last()) else {
         return Err(LogError::NoLog {
             log_dir: log_dir(root).to_string(),

@@ -79,16 +79,6 @@ async fn empty_and_inline_dvs_do_no_io() {
     let (store, root, _) = three_record_store().await;
     let dyn_store: Arc<dyn ObjectStore> = store.clone();
     let cache = DvCache::new(1 << 20);
-    let empty_file = DvDescriptor::try_new("u", "ab0000000000000000000", Some(1), 0, 0);
-    // Not even a valid UUID is needed for an empty DV: nothing is read.
-    let empty_file = empty_file.unwrap();
-    assert!(
-        cache
-            .load(&dyn_store, &root, &empty_file)
-            .await
-            .unwrap()
-            .is_empty()
-    );
     let empty_inline = DvDescriptor::try_new("i", "", None, 0, 0).unwrap();
     assert!(
         cache
@@ -246,4 +236,16 @@ async fn fetch_errors_name_the_dv_file() {
         ),
         "{err:?}"
     );
+}
+
+/// Regression (issue 10, item 6): a file DV whose cardinality says 0 is read
+/// like any other, so a missing DV file is an error, not "nothing deleted".
+#[tokio::test]
+async fn cardinality_zero_file_dv_is_still_read() {
+    let (store, root, _) = three_record_store().await;
+    let dyn_store: Arc<dyn ObjectStore> = store.clone();
+    let cache = DvCache::new(1 << 20);
+    let missing = DvDescriptor::try_new("u", "ab0000000000000000000", Some(1), 36, 0).unwrap();
+    let err = cache.load(&dyn_store, &root, &missing).await.unwrap_err();
+    assert!(err.to_string().contains("deletion_vector_"), "{err}");
 }

@@ -30,6 +30,7 @@ use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow};
 use crate::commit::{Action, SidecarLine, parse_actions};
 use crate::error::{LogError, Result};
 use crate::listing::{CheckpointFiles, CheckpointFormat, LogFile, read_log_file};
+use crate::paths::{FileLocation, TablePaths};
 
 /// Top-level checkpoint columns read whole (they hold few rows).
 const NON_FILE_ROOTS: [&str; 5] = ["protocol", "metaData", "txn", "domainMetadata", "sidecar"];
@@ -63,7 +64,7 @@ pub struct CheckpointContent {
 /// Read a whole checkpoint (all parts, and sidecars for V2).
 pub async fn read_checkpoint(
     store: &Arc<dyn ObjectStore>,
-    log_dir: &Path,
+    paths: &TablePaths,
     cp: &CheckpointFiles,
 ) -> Result<CheckpointContent> {
     let mut out = CheckpointContent::default();
@@ -84,9 +85,9 @@ pub async fn read_checkpoint(
         }
     }
     if !sidecars.is_empty() {
-        let sidecar_dir = log_dir.clone().join("_sidecars");
+        let sidecar_paths = paths.sidecars()?;
         let reads = sidecars.iter().map(|s| {
-            let location = resolve_sidecar(&sidecar_dir, &s.path);
+            let location = resolve_sidecar(&sidecar_paths, &s.path);
             let size = s.size_in_bytes.and_then(|n| u64::try_from(n).ok());
             async move {
                 let location = location?;
@@ -122,24 +123,23 @@ pub async fn read_checkpoint(
     Ok(out)
 }
 
-fn resolve_sidecar(sidecar_dir: &Path, raw: &str) -> Result<Path> {
-    if raw.contains("://") || raw.starts_with("file:") {
-        let url = url::Url::parse(raw).map_err(|e| LogError::InvalidPath {
+/// The object key of the sidecar `raw` (a file name relative to
+/// `_delta_log/_sidecars/`, or an absolute URI): it must lie in that folder
+/// of the table's own store (protocol digest §3), else it is an error
+/// naming the path. `sidecars` resolves against that folder.
+fn resolve_sidecar(sidecars: &TablePaths, raw: &str) -> Result<Path> {
+    match sidecars.locate(raw)? {
+        FileLocation::TableStore(p) if p.as_ref().starts_with(&format!("{}/", sidecars.root())) => {
+            Ok(p)
+        }
+        _ => Err(LogError::InvalidPath {
             path: raw.to_string(),
-            detail: e.to_string(),
-        })?;
-        return Path::from_url_path(url.path()).map_err(|e| LogError::InvalidPath {
-            path: raw.to_string(),
-            detail: e.to_string(),
-        });
+            detail: format!(
+                "a sidecar must lie in {}, the table's sidecar folder",
+                sidecars.url()
+            ),
+        }),
     }
-    let name = Path::from_url_path(raw).map_err(|e| LogError::InvalidPath {
-        path: raw.to_string(),
-        detail: e.to_string(),
-    })?;
-    Ok(name
-        .parts()
-        .fold(sidecar_dir.clone(), |p, part| p.join(part)))
 }
 
 fn merge(out: &mut CheckpointContent, part: FileContent, sidecars: &mut Vec<SidecarLine>) {

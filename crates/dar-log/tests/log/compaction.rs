@@ -49,7 +49,7 @@ async fn summary(s: &Snapshot) -> Summary {
         files,
         num_files: s.num_files(),
         txns,
-        commit_info_ts: s.commit_info().map(|c| c.timestamp),
+        commit_info_ts: s.commit_info().await.map(|c| c.timestamp),
         commit_time_ms: s.commit_timestamp_ms().await.unwrap(),
     }
 }

@@ -13,6 +13,7 @@ mod common;
 mod compaction;
 mod dat;
 mod file_index;
+mod hardening;
 mod random_history;
 mod schema_data;
 mod tables;

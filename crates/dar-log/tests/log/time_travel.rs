@@ -91,7 +91,10 @@ async fn by_timestamp_with_in_commit_timestamps() {
         assert_out_of_range(log.builder().with_timestamp_ms(t).build().await, relation);
     }
     let s = log.builder().build().await.unwrap();
-    assert_eq!(s.commit_info().unwrap().in_commit_timestamp, Some(300));
+    assert_eq!(
+        s.commit_info().await.unwrap().in_commit_timestamp,
+        Some(300)
+    );
 }
 
 /// ICT switched on at v2 (`E` = 2, `Tₑ` = v2's ICT = 10 000) while the file

@@ -1,0 +1,291 @@
+//! Paths in the log are URI references (protocol digest §1, §2.9).
+//!
+//! Every `add.path`, `remove.path` and DV `p` path is resolved against the
+//! table root URI as RFC 3986 says, then percent-decoded once:
+//!
+//! ```text
+//! root  file:///data/t/
+//! a.parquet              -> file:///data/t/a.parquet   key "a.parquet"
+//! p%20q.parquet          -> file:///data/t/p q.parquet key "p q.parquet"
+//! /data/t/a.parquet      -> file:///data/t/a.parquet   key "a.parquet"   (keeps scheme and authority)
+//! file:/data/t/a.parquet -> file:///data/t/a.parquet   key "a.parquet"
+//! /data/u/b.parquet      -> file:///data/u/b.parquet   key "/data/u/b.parquet" (same store, outside the root)
+//! s3://other/k           -> s3://other/k               key "s3://other/k"      (another store)
+//! ```
+//!
+//! Replay keys files by the canonical result ([`TablePaths::replay_key`]), so
+//! an `add` and a `remove` that spell one file differently cancel, as in
+//! Delta-Spark. Plain relative names (nearly every real log) take a fast
+//! path that neither parses nor allocates.
+
+use std::borrow::Cow;
+
+use object_store::path::Path;
+use url::Url;
+
+use crate::actions::dv_unique_id;
+use crate::add_columns::FileKey;
+use crate::error::{LogError, Result};
+
+/// Where a log path points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileLocation {
+    /// An object of the table's own store (inside the table root or not).
+    TableStore(Path),
+    /// An object of another store: its origin (`scheme://authority`, e.g.
+    /// `s3://other-bucket`) and its key there.
+    OtherStore {
+        /// `scheme://authority` of the store holding the object.
+        origin: String,
+        /// The object's key inside that store.
+        path: Path,
+    },
+}
+
+/// Resolves log paths against one table root.
+#[derive(Debug, Clone)]
+pub struct TablePaths {
+    url: Url,
+    root: Path,
+    /// `root/` (empty for the store root): the prefix of in-table keys.
+    prefix: String,
+}
+
+/// Scheme aliases that name one store kind.
+fn scheme_kind(scheme: &str) -> &str {
+    match scheme {
+        "s3a" | "s3n" => "s3",
+        other => other,
+    }
+}
+
+fn origin(url: &Url) -> String {
+    let mut o = format!("{}://", scheme_kind(url.scheme()));
+    if !url.username().is_empty() {
+        o.push_str(url.username());
+        o.push('@');
+    }
+    o.push_str(url.host_str().unwrap_or(""));
+    if let Some(port) = url.port() {
+        o.push_str(&format!(":{port}"));
+    }
+    o
+}
+
+/// A relative path whose segments need no percent-decoding and are valid
+/// object-store segments as they stand (the common case: Spark's
+/// `part-…-c000.snappy.parquet` under `col=value/` directories).
+pub(crate) fn is_plain_relative(raw: &str) -> bool {
+    !raw.is_empty()
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'=' | b'/'))
+        && raw
+            .split('/')
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
+}
+
+impl TablePaths {
+    /// Paths of the table whose root is `url` (the table's URI) and whose
+    /// objects live under `root` in its store.
+    pub fn new(url: &Url, root: &Path) -> Self {
+        let mut url = url.clone();
+        if !url.path().ends_with('/') {
+            let dir = format!("{}/", url.path());
+            url.set_path(&dir);
+        }
+        Self {
+            url,
+            root: root.clone(),
+            prefix: if root.as_ref().is_empty() {
+                String::new()
+            } else {
+                format!("{root}/")
+            },
+        }
+    }
+
+    /// Paths of a table known only by its root inside a store: the store is
+    /// taken to be a local file system (`file:///root/`), so absolute URIs of
+    /// any other scheme are on another store.
+    pub fn for_store_root(root: &Path) -> Result<Self> {
+        let url = Url::parse(&format!("file:///{root}/")).map_err(|e| LogError::InvalidPath {
+            path: root.to_string(),
+            detail: format!("not usable as a table root: {e}"),
+        })?;
+        Ok(Self::new(&url, root))
+    }
+
+    /// Paths of the table's sidecar folder, `_delta_log/_sidecars/`.
+    pub fn sidecars(&self) -> Result<Self> {
+        let url = self
+            .url
+            .join("_delta_log/_sidecars/")
+            .map_err(|e| LogError::InvalidPath {
+                path: self.url.to_string(),
+                detail: e.to_string(),
+            })?;
+        let root = self.root.clone().join("_delta_log").join("_sidecars");
+        Ok(Self::new(&url, &root))
+    }
+
+    /// The table root URI (ending in `/`).
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The table root inside its store.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the log path `raw` points.
+    pub fn locate(&self, raw: &str) -> Result<FileLocation> {
+        if is_plain_relative(raw) {
+            return Ok(FileLocation::TableStore(Path::from(format!(
+                "{}{raw}",
+                self.prefix
+            ))));
+        }
+        let invalid = |detail: String| LogError::InvalidPath {
+            path: raw.to_string(),
+            detail,
+        };
+        let url = self.url.join(raw).map_err(|e| invalid(e.to_string()))?;
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(invalid("a data file path has no query or fragment".into()));
+        }
+        let path = Path::from_url_path(url.path()).map_err(|e| invalid(e.to_string()))?;
+        let origin = origin(&url);
+        if origin == self::origin(&self.url) {
+            Ok(FileLocation::TableStore(path))
+        } else {
+            Ok(FileLocation::OtherStore { origin, path })
+        }
+    }
+
+    /// The canonical replay key of the log path `raw`: the decoded path
+    /// relative to the table root for files inside it, `/` + the object key
+    /// for other files of the table's store, and `origin/key` for files of
+    /// other stores. Two spellings of one file give one key.
+    pub fn replay_key<'a>(&self, raw: &'a str) -> Result<Cow<'a, str>> {
+        if is_plain_relative(raw) {
+            return Ok(Cow::Borrowed(raw));
+        }
+        Ok(Cow::Owned(match self.locate(raw)? {
+            FileLocation::TableStore(p) => match p.as_ref().strip_prefix(&self.prefix) {
+                Some(rel) if !rel.is_empty() => rel.to_string(),
+                _ => format!("/{p}"),
+            },
+            FileLocation::OtherStore { origin, path } => format!("{origin}/{path}"),
+        }))
+    }
+
+    /// The logical-file key (§2.10) of the log path `path` with an optional
+    /// DV `(storageType, pathOrInlineDv, offset)`: the canonical path (see
+    /// [`TablePaths::replay_key`]) and the DV unique id, whose `p` path is
+    /// canonicalized the same way.
+    pub fn file_key(&self, path: &str, dv: Option<(&str, &str, Option<i32>)>) -> Result<FileKey> {
+        let key = self.replay_key(path)?;
+        Ok(match dv {
+            None => FileKey::new(&key, None),
+            Some((storage, dv_path, offset)) => {
+                let dv_path = if storage == "p" {
+                    self.replay_key(dv_path)?
+                } else {
+                    Cow::Borrowed(dv_path)
+                };
+                FileKey::new(&key, Some(&dv_unique_id(storage, &dv_path, offset)))
+            }
+        })
+    }
+
+    /// Whether `location` lies inside the table root.
+    pub fn is_inside_root(&self, location: &FileLocation) -> bool {
+        match location {
+            FileLocation::TableStore(p) => p.as_ref().starts_with(&self.prefix),
+            FileLocation::OtherStore { .. } => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths() -> TablePaths {
+        TablePaths::new(
+            &Url::parse("file:///data/t").unwrap(),
+            &Path::from("data/t"),
+        )
+    }
+
+    #[test]
+    fn spellings_of_one_file_share_a_key() {
+        let p = paths();
+        for raw in [
+            "a.parquet",
+            "/data/t/a.parquet",
+            "file:/data/t/a.parquet",
+            "file:///data/t/a.parquet",
+            "./a.parquet",
+            "x/../a.parquet",
+            "%61.parquet",
+        ] {
+            assert_eq!(p.replay_key(raw).unwrap(), "a.parquet", "{raw}");
+        }
+        assert_eq!(p.replay_key("p%20q.parquet").unwrap(), "p q.parquet");
+        assert_eq!(p.replay_key("p q.parquet").unwrap(), "p q.parquet");
+        assert_eq!(p.replay_key("p%2520q.parquet").unwrap(), "p%20q.parquet");
+    }
+
+    #[test]
+    fn absolute_path_reference_keeps_scheme_and_authority() {
+        let p = TablePaths::new(
+            &Url::parse("s3://bucket/tables/t/").unwrap(),
+            &Path::from("tables/t"),
+        );
+        assert_eq!(
+            p.locate("/tables/t/a.parquet").unwrap(),
+            FileLocation::TableStore(Path::from("tables/t/a.parquet"))
+        );
+        assert_eq!(p.replay_key("/tables/t/a.parquet").unwrap(), "a.parquet");
+        assert_eq!(
+            p.replay_key("s3a://bucket/tables/t/a.parquet").unwrap(),
+            "a.parquet"
+        );
+        assert_eq!(
+            p.replay_key("/elsewhere/b.parquet").unwrap(),
+            "/elsewhere/b.parquet"
+        );
+        assert_eq!(
+            p.locate("s3://other/k").unwrap(),
+            FileLocation::OtherStore {
+                origin: "s3://other".into(),
+                path: Path::from("k")
+            }
+        );
+        assert_eq!(p.replay_key("s3://other/k").unwrap(), "s3://other/k");
+        assert!(!p.is_inside_root(&p.locate("/elsewhere/b.parquet").unwrap()));
+        assert!(p.is_inside_root(&p.locate("a.parquet").unwrap()));
+    }
+
+    #[test]
+    fn other_hosts_of_file_urls_are_other_stores() {
+        let p = paths();
+        assert!(matches!(
+            p.locate("file://otherhost/data/t/a.parquet").unwrap(),
+            FileLocation::OtherStore { .. }
+        ));
+        assert!(matches!(
+            p.locate("http://example.invalid/a.parquet").unwrap(),
+            FileLocation::OtherStore { .. }
+        ));
+    }
+
+    #[test]
+    fn bad_paths_name_the_path() {
+        let err = paths().locate("a.parquet?x=1").unwrap_err().to_string();
+        assert!(err.contains("a.parquet?x=1"), "{err}");
+    }
+}

@@ -1,0 +1,197 @@
+//! Regressions of the hardening issue (issue 10): paths are URIs, covered
+//! commits are never read, sidecars live in `_delta_log/_sidecars/`.
+
+use arrow_array::Array;
+use dar_log::{FileLocation, LogError};
+use object_store::path::Path;
+use serde_json::json;
+
+use crate::writer::{TestLog, add, checkpoint_bytes, metadata, protocol, remove};
+
+/// The object paths of the snapshot's files, sorted.
+async fn object_paths(log: &TestLog) -> Vec<String> {
+    let s = log.builder().build().await.unwrap();
+    let fi = s.file_index().unwrap();
+    let mut out: Vec<String> = fi.object_path.iter().flatten().map(String::from).collect();
+    out.sort();
+    out
+}
+
+/// Item 1: an `add` and a `remove` naming one file in two spellings cancel,
+/// whichever spelling each uses (the table root is `file:///t/`).
+#[tokio::test]
+async fn spellings_of_one_path_cancel_in_replay() {
+    let log = TestLog::new();
+    log.commit(
+        0,
+        &[
+            protocol(),
+            metadata(false),
+            add("a.parquet", None),
+            add("p%20q.parquet", None),
+            add("b.parquet", None),
+            add("file:///t/c.parquet", None),
+            add("d%2Fx.parquet", None),
+            add("keep.parquet", None),
+        ],
+    )
+    .await;
+    log.commit(
+        1,
+        &[
+            remove("/t/a.parquet", None),
+            remove("p q.parquet", None),
+            remove("file:/t/b.parquet", None),
+            remove("c.parquet", None),
+            remove("./sub/../d%2fx.parquet", None),
+        ],
+    )
+    .await;
+    assert_eq!(object_paths(&log).await, ["t/keep.parquet"]);
+}
+
+/// Item 1, checkpoint side: a checkpoint's adds are matched against newer
+/// removes by their canonical URI too.
+#[tokio::test]
+async fn checkpoint_adds_cancel_against_other_spellings() {
+    let log = TestLog::new();
+    let actions = [
+        protocol(),
+        metadata(false),
+        add("file:///t/a.parquet", None),
+        add("p%20q.parquet", None),
+        add("keep.parquet", None),
+    ];
+    log.commit(0, &actions).await;
+    log.checkpoint(0, &actions).await;
+    log.commit(
+        1,
+        &[remove("a.parquet", None), remove("/t/p q.parquet", None)],
+    )
+    .await;
+    assert_eq!(object_paths(&log).await, ["t/keep.parquet"]);
+}
+
+/// Item 3 (log side): a file on another store keeps its origin, never
+/// becomes a key of the table's store; a file elsewhere on the table's own
+/// store (a shallow clone) resolves to its own key.
+#[tokio::test]
+async fn files_on_other_stores_keep_their_origin() {
+    let log = TestLog::new();
+    log.commit(
+        0,
+        &[
+            protocol(),
+            metadata(false),
+            add("s3://other-bucket/k.parquet", None),
+            add("/elsewhere/x.parquet", None),
+        ],
+    )
+    .await;
+    let s = log.builder().build().await.unwrap();
+    let fi = s.file_index().unwrap();
+    let mut rows: Vec<(Option<&str>, &str)> = (0..fi.len())
+        .map(|i| {
+            let origin = (!fi.store_origin.is_null(i)).then(|| fi.store_origin.value(i));
+            (origin, fi.object_path.value(i))
+        })
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            (None, "elsewhere/x.parquet"),
+            (Some("s3://other-bucket"), "k.parquet")
+        ]
+    );
+    assert_eq!(
+        s.paths().locate("s3://other-bucket/k.parquet").unwrap(),
+        FileLocation::OtherStore {
+            origin: "s3://other-bucket".into(),
+            path: Path::from("k.parquet")
+        }
+    );
+}
+
+/// Item 2: a checkpoint at version N replaces every commit at or below N,
+/// even commit N: garbage there does not stop loading, scanning or time
+/// travel to N, and its commitInfo is read leniently on demand.
+#[tokio::test]
+async fn commits_covered_by_a_checkpoint_are_never_parsed() {
+    let log = TestLog::new();
+    let actions = [protocol(), metadata(false), add("a.parquet", None)];
+    // Version 0: a metaData without schemaString, then a line that is no JSON.
+    log.put(
+        "_delta_log/00000000000000000000.json",
+        "{\"metaData\":{\"id\":\"x\"}}\nnot json at all\n",
+    )
+    .await;
+    log.checkpoint(0, &actions).await;
+    log.commit(1, &[add("b.parquet", None)]).await;
+    assert_eq!(object_paths(&log).await, ["t/a.parquet", "t/b.parquet"]);
+    let v0 = log.builder().with_version(0).build().await.unwrap();
+    assert_eq!(v0.file_index().unwrap().len(), 1);
+    assert!(v0.commit_info().await.is_none());
+    assert!(v0.commit_timestamp_ms().await.is_ok());
+
+    // A covered commit whose commitInfo is readable but whose other lines
+    // are not: the info is found, loading still ignores the rest.
+    log.put(
+        "_delta_log/00000000000000000000.json",
+        "{\"commitInfo\":{\"timestamp\":1234}}\n{\"add\":{\"path\":\n",
+    )
+    .await;
+    let v0 = log.builder().with_version(0).build().await.unwrap();
+    assert_eq!(v0.commit_info().await.unwrap().timestamp, Some(1234));
+}
+
+fn v2_checkpoint(sidecar: &str, size: usize) -> String {
+    let lines = [
+        protocol(),
+        metadata(false),
+        json!({"checkpointMetadata": {"version": 0}}),
+        json!({"sidecar": {"path": sidecar, "sizeInBytes": size, "modificationTime": 0}}),
+    ];
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// Item 4: a sidecar outside `_delta_log/_sidecars/` is an error naming it;
+/// one inside (by name or by full URI) is read.
+#[tokio::test]
+async fn sidecars_must_live_in_the_sidecar_folder() {
+    let uuid = "00000000-0000-0000-0000-000000000001";
+    for outside in [
+        "../../elsewhere.parquet",
+        "file:///t/_delta_log/x.parquet",
+        "file:///other/_delta_log/_sidecars/s.parquet",
+        "s3://bucket/t/_delta_log/_sidecars/s.parquet",
+    ] {
+        let log = TestLog::new();
+        log.commit(0, &[protocol(), metadata(false)]).await;
+        log.put(
+            &format!("_delta_log/00000000000000000000.checkpoint.{uuid}.json"),
+            v2_checkpoint(outside, 10),
+        )
+        .await;
+        let err = log.builder().build().await.unwrap_err();
+        assert!(
+            matches!(err, LogError::InvalidPath { .. }),
+            "{outside}: {err}"
+        );
+        assert!(err.to_string().contains(outside), "{err}");
+        assert!(err.to_string().contains("_sidecars"), "{err}");
+    }
+    let sidecar = checkpoint_bytes(&[add("a.parquet", None)]);
+    for inside in ["s.parquet", "file:///t/_delta_log/_sidecars/s.parquet"] {
+        let log = TestLog::new();
+        log.commit(0, &[protocol(), metadata(false)]).await;
+        log.put(
+            &format!("_delta_log/00000000000000000000.checkpoint.{uuid}.json"),
+            v2_checkpoint(inside, sidecar.len()),
+        )
+        .await;
+        log.put("_delta_log/_sidecars/s.parquet", sidecar.clone())
+            .await;
+        assert_eq!(object_paths(&log).await, ["t/a.parquet"], "{inside}");
+    }
+}
