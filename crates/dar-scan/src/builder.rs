@@ -190,9 +190,12 @@ impl ScanBuilder {
             });
         let context = ScanContext::new(ContextInner {
             store: table.store().clone(),
+            other_stores: table.options().other_stores().to_vec(),
+            confine_to_root: table.options().confined_to_root(),
             dv_cache: Arc::clone(table.dv_cache()),
             mode,
             fields,
+            declared: table.declared_schema().fields().clone(),
             partition_columns,
             output,
             output_schema,

@@ -9,17 +9,25 @@ use dar_io::TableStore;
 use dar_log::schema::ColumnMappingMode;
 use dar_prune::Predicate;
 
+use crate::error::{Result, ScanError};
 use crate::metrics::ScanMetrics;
 use crate::residual::ScanPredicate;
 use crate::schema::projection::OutputColumn;
+use crate::task::ScanTask;
 
 #[derive(Debug)]
 pub(crate) struct ContextInner {
     pub store: TableStore,
+    /// Stores for data files on other stores, by origin.
+    pub other_stores: Vec<(String, TableStore)>,
+    /// Refuse data and DV files outside the table root.
+    pub confine_to_root: bool,
     pub dv_cache: Arc<DvCache>,
     pub mode: ColumnMappingMode,
     /// The table's logical top-level fields (relaxed nullability).
     pub fields: Fields,
+    /// The same fields with the nullability the Delta schema declares.
+    pub declared: Fields,
     pub partition_columns: Vec<String>,
     pub output: Vec<OutputColumn>,
     pub output_schema: SchemaRef,
@@ -38,6 +46,17 @@ pub(crate) struct ContextInner {
     /// file's rows all pass or all fail, decided once from its partition
     /// values, then counted from the log.
     pub count_by_partition: bool,
+}
+
+impl ContextInner {
+    /// Whether the table-store key `key` lies under the table root.
+    pub(crate) fn is_inside_root(&self, key: &str) -> bool {
+        let root = self.store.root().as_ref();
+        root.is_empty()
+            || key
+                .strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
 }
 
 /// The shared state of one scan, needed to execute its [`crate::ScanTask`]s.
@@ -72,6 +91,35 @@ impl ScanContext {
             .predicate
             .as_ref()
             .and_then(|p| p.physical.as_ref())
+    }
+
+    /// The store that holds `task`'s data file: the table's, or the one
+    /// configured for the file's other origin. Refuses a file outside the
+    /// table root when paths are confined to it.
+    pub(crate) fn store_for(&self, task: &ScanTask) -> Result<&TableStore> {
+        let inner = &self.inner;
+        let outside = || ScanError::OutsideRoot {
+            what: "data file",
+            path: task.log_path.clone(),
+        };
+        match &task.store_origin {
+            None => {
+                if inner.confine_to_root && !inner.is_inside_root(&task.object_path) {
+                    return Err(outside());
+                }
+                Ok(&inner.store)
+            }
+            Some(_) if inner.confine_to_root => Err(outside()),
+            Some(origin) => inner
+                .other_stores
+                .iter()
+                .find(|(o, _)| o == origin)
+                .map(|(_, s)| s)
+                .ok_or_else(|| ScanError::OtherStore {
+                    path: task.log_path.clone(),
+                    origin: origin.clone(),
+                }),
+        }
     }
 
     /// Whether `name` is a partition column.

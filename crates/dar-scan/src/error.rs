@@ -55,6 +55,59 @@ pub enum ScanError {
         reason: String,
     },
 
+    /// The log places a data file on another store than the table's, and
+    /// no store was configured for that store's origin.
+    #[error(
+        "data file '{path}' is on another store ({origin}) than the table; \
+         dar reads it only from a store configured for {origin}"
+    )]
+    OtherStore {
+        /// The path as written in the log.
+        path: String,
+        /// `scheme://authority` of that store.
+        origin: String,
+    },
+
+    /// A data or DV file lies outside the table root while the table was
+    /// opened with paths confined to it.
+    #[error(
+        "{what} '{path}' lies outside the table root, and the table is opened \
+         with paths confined to its root"
+    )]
+    OutsideRoot {
+        /// "data file" or "deletion vector".
+        what: &'static str,
+        /// The path as written in the log.
+        path: String,
+    },
+
+    /// A column the table declares not null is missing from a data file or
+    /// null in it.
+    #[error(
+        "data file '{path}' holds {nulls} null(s) in column '{column}', \
+         which the table schema declares not null"
+    )]
+    NullInNonNullable {
+        /// The data file's object path.
+        path: String,
+        /// The logical column path.
+        column: String,
+        /// How many rows of the batch broke the constraint.
+        nulls: usize,
+    },
+
+    /// A column the table declares not null is missing from a data file.
+    #[error(
+        "data file '{path}' lacks column '{column}', which the table schema \
+         declares not null"
+    )]
+    MissingNonNullable {
+        /// The data file's object path.
+        path: String,
+        /// The logical column.
+        column: String,
+    },
+
     /// Reading a data file's bytes failed (missing, truncated, unreadable).
     #[error("cannot read data file '{path}': {source}")]
     Io {

@@ -102,6 +102,10 @@ pub(crate) fn task(index: &FileIndex, i: usize, columns: &[ColumnMapping]) -> Sc
     let size = &index.size;
     ScanTask {
         object_path: index.object_path.value(i).to_string(),
+        store_origin: index
+            .store_origin
+            .is_valid(i)
+            .then(|| index.store_origin.value(i).to_string()),
         log_path: index.path.value(i).to_string(),
         size: size
             .is_valid(i)

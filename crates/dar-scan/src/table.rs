@@ -35,9 +35,21 @@ pub struct TableOptions {
     version: VersionSpec,
     lazy_file_index: bool,
     dv_cache_bytes: Option<usize>,
+    other_stores: Vec<(String, TableStore)>,
+    confine_to_root: bool,
 }
 
 impl TableOptions {
+    /// The stores configured for other origins (see [`Self::with_store_for`]).
+    pub(crate) fn other_stores(&self) -> &[(String, TableStore)] {
+        &self.other_stores
+    }
+
+    /// Whether data and DV paths must lie inside the table root.
+    pub(crate) fn confined_to_root(&self) -> bool {
+        self.confine_to_root
+    }
+
     /// Defaults: latest version, eager file index, no storage options.
     pub fn new() -> Self {
         Self::default()
@@ -68,6 +80,25 @@ impl TableOptions {
         self
     }
 
+    /// A store for the data files that the log places on another store
+    /// than the table's (absolute URIs such as `s3://other-bucket/k`, as
+    /// shallow clones write): `origin` is that store's `scheme://authority`
+    /// (`s3://other-bucket`). Without one, such a file is an error naming
+    /// it; dar never reads it from the table's own store.
+    pub fn with_store_for(mut self, origin: impl Into<String>, store: TableStore) -> Self {
+        self.other_stores.push((origin.into(), store));
+        self
+    }
+
+    /// Refuse every data or DV file outside the table root (absolute paths
+    /// elsewhere on the table's store, or on other stores), for services that
+    /// read tables they do not trust. Sidecars always lie in the log's
+    /// `_sidecars` folder. Default: off (such paths are legal Delta).
+    pub fn with_paths_confined_to_root(mut self, confine: bool) -> Self {
+        self.confine_to_root = confine;
+        self
+    }
+
     /// Byte budget of the deletion-vector cache (default 64 MiB).
     pub fn with_dv_cache_bytes(mut self, bytes: usize) -> Self {
         self.dv_cache_bytes = Some(bytes);
@@ -85,6 +116,8 @@ pub struct Table {
     snapshot: Arc<Snapshot>,
     dv_cache: Arc<DvCache>,
     schema: SchemaRef,
+    /// The schema as the Delta log declares it (nullability kept).
+    declared: SchemaRef,
     options: TableOptions,
 }
 
@@ -110,6 +143,7 @@ impl Table {
     pub async fn from_store(store: TableStore, options: TableOptions) -> Result<Self> {
         let uri = store.url().to_string();
         let mut builder = Snapshot::builder(Arc::clone(store.store()), store.root().clone())
+            .with_table_url(store.url())
             .with_file_index(if options.lazy_file_index {
                 FileIndexMode::Lazy
             } else {
@@ -147,6 +181,7 @@ impl Table {
             snapshot: Arc::new(snapshot),
             dv_cache,
             schema: Arc::new(relax_schema(&schema)),
+            declared: Arc::new(schema),
             options,
         })
     }
@@ -170,6 +205,11 @@ impl Table {
             self.options.clone(),
         )?;
         Ok(())
+    }
+
+    /// The options the table was opened with.
+    pub(crate) fn options(&self) -> &TableOptions {
+        &self.options
     }
 
     /// Starts describing a scan.
@@ -218,5 +258,13 @@ impl Table {
 
     pub(crate) fn logical_schema(&self) -> &Schema {
         &self.schema
+    }
+
+    /// The table schema as the Delta log declares it: like
+    /// [`Table::schema`], but with the declared nullability, which scans
+    /// enforce (a non-null column that a file lacks or holds nulls in is an
+    /// error).
+    pub fn declared_schema(&self) -> &SchemaRef {
+        &self.declared
     }
 }

@@ -201,6 +201,12 @@ impl FileAccess {
 pub struct ScanTask {
     /// Object-store key of the data file.
     pub object_path: String,
+    /// `None` when the file is on the table's own store (nearly always);
+    /// else the origin (`scheme://authority`) of the store that holds it,
+    /// which the table must have been given (see
+    /// [`crate::TableOptions::with_store_for`]).
+    #[serde(default)]
+    pub store_origin: Option<String>,
     /// `add.path` as written in the log.
     pub log_path: String,
     /// File size in bytes (from the log).
@@ -246,6 +252,7 @@ mod tests {
     fn task_round_trips_through_json() {
         let task = ScanTask {
             object_path: "t/part-0.parquet".into(),
+            store_origin: None,
             log_path: "part-0.parquet".into(),
             size: Some(10),
             num_records: Some(5),

@@ -15,6 +15,7 @@
 
 pub(crate) mod adapt;
 pub(crate) mod mapping;
+pub(crate) mod nullability;
 pub(crate) mod partitions;
 pub(crate) mod projection;
 

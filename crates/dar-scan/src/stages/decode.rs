@@ -34,6 +34,7 @@ use crate::error::{Result, ScanError};
 use crate::metrics::{ScanMetrics, Stage};
 use crate::schema::adapt::Adapter;
 use crate::schema::mapping::find_field;
+use crate::schema::nullability;
 use crate::schema::partitions::constant_column;
 use crate::task::{FileAccess, ScanTask};
 
@@ -51,6 +52,9 @@ struct Shaper {
     task: Arc<ScanTask>,
     /// The logical top-level fields of the read batch, in table order.
     read_fields: Vec<FieldRef>,
+    /// Per read field: its declared field when it (or a struct child)
+    /// is declared not null, to be enforced on every batch.
+    not_null: Vec<Option<FieldRef>>,
     read_schema: SchemaRef,
     residual: Vec<Predicate>,
     /// Per read field: its partition constant built for an earlier batch,
@@ -94,21 +98,35 @@ impl Shaper {
         };
         let _t = inner.metrics.time(Stage::Adapt);
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.read_fields.len());
-        for (f, slot) in self.read_fields.iter().zip(&mut self.constants) {
+        let fields = file_batch.schema_ref().fields();
+        for ((f, slot), declared) in self
+            .read_fields
+            .iter()
+            .zip(&mut self.constants)
+            .zip(&self.not_null)
+        {
             let column = if self.ctx.is_partition(f.name()) {
                 constant(slot, &self.task, f, rows)?
             } else {
-                let fields = file_batch.schema_ref().fields().clone();
-                let mut c = adapter.columns(
-                    &fields,
-                    file_batch.columns(),
-                    std::slice::from_ref(f),
-                    rows,
-                )?;
-                c.pop().ok_or_else(|| ScanError::InvalidTask {
+                if let Some(d) = declared
+                    && !d.is_nullable()
+                    && find_field(f, fields, inner.mode).is_none()
+                {
+                    return Err(ScanError::MissingNonNullable {
+                        path: path.to_string(),
+                        column: f.name().clone(),
+                    });
+                }
+                let mut c =
+                    adapter.columns(fields, file_batch.columns(), std::slice::from_ref(f), rows)?;
+                let c = c.pop().ok_or_else(|| ScanError::InvalidTask {
                     path: path.to_string(),
                     reason: format!("column '{}' was not adapted", f.name()),
-                })?
+                })?;
+                if let Some(d) = declared {
+                    nullability::check(path, d, &c)?;
+                }
+                c
             };
             columns.push(column);
         }
@@ -280,6 +298,16 @@ pub(crate) fn stream(
         task: Arc::new(task),
         read_schema: Arc::new(Schema::new(read_fields.clone())),
         constants: vec![None; read_fields.len()],
+        not_null: read_fields
+            .iter()
+            .map(|f| {
+                inner
+                    .declared
+                    .find(f.name())
+                    .map(|(_, d)| Arc::clone(d))
+                    .filter(|d| nullability::has_constraint(d))
+            })
+            .collect(),
         read_fields,
         residual,
     };

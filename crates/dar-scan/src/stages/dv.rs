@@ -35,9 +35,6 @@ pub(crate) async fn load(
     )
     .map_err(err)?
     .with_row_count(file_rows);
-    if dv.is_empty() {
-        return Ok(None);
-    }
     let metrics = &ctx.inner.metrics;
     let _t = metrics.time(Stage::DeletionVector);
     let store = &ctx.inner.store;
@@ -56,6 +53,15 @@ pub(crate) async fn load(
             None => Path::default(),
         },
     };
+    if ctx.inner.confine_to_root
+        && !location.as_ref().is_empty()
+        && !ctx.inner.is_inside_root(location.as_ref())
+    {
+        return Err(ScanError::OutsideRoot {
+            what: "deletion vector",
+            path: info.path_or_inline_dv.clone(),
+        });
+    }
     let rows = ctx
         .inner
         .dv_cache

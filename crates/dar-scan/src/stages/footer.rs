@@ -30,7 +30,7 @@ impl Footer {
             path: task.object_path.clone(),
             reason: format!("not an object path: {e}"),
         })?;
-        let mut reader = ctx.inner.store.parquet_reader(path, task.size);
+        let mut reader = ctx.store_for(task)?.parquet_reader(path, task.size);
         let metadata = reader
             .load_metadata(None)
             .await

@@ -97,11 +97,9 @@ pub(crate) async fn open(
     task: ScanTask,
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let inner = &ctx.inner;
-    if task.live_rows() == Some(0) {
-        // Every row is deleted by the DV: nothing to read.
-        inner.metrics.add_files_answered_from_log(1);
-        return Ok(futures::stream::empty().boxed());
-    }
+    // Rows are read from the data, never ruled out by the log's counts
+    // (`numRecords`, DV cardinality): a file in the log is read unless a
+    // predicate proves it holds no match. Only counts come from the log.
     if inner.count_only
         && task.access.is_none()
         && let Some(rows) = task.live_rows()

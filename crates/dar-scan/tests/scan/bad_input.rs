@@ -10,7 +10,7 @@ use futures::TryStreamExt;
 
 use super::common::*;
 
-fn copy_table(name: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+pub(crate) fn copy_table(name: &str) -> Option<(tempfile::TempDir, PathBuf)> {
     let src = table_path(name)?;
     let dir = tempfile::tempdir().unwrap();
     let dst = dir.path().join("t");
@@ -29,7 +29,7 @@ fn copy_table(name: &str) -> Option<(tempfile::TempDir, PathBuf)> {
 }
 
 /// The first file directly in `dir` whose extension is `ext`.
-fn file_with_extension(dir: &Path, ext: &str) -> PathBuf {
+pub(crate) fn file_with_extension(dir: &Path, ext: &str) -> PathBuf {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -37,7 +37,7 @@ fn file_with_extension(dir: &Path, ext: &str) -> PathBuf {
         .unwrap()
 }
 
-fn data_file(dir: &Path) -> PathBuf {
+pub(crate) fn data_file(dir: &Path) -> PathBuf {
     file_with_extension(dir, "parquet")
 }
 
@@ -156,7 +156,7 @@ async fn dv_file_row_count_mismatch() {
 
 /// Rewrites the single data file of a copied table with `batch` and fixes
 /// the size recorded in the log.
-fn replace_data_file(dir: &Path, original: &str, batch: &RecordBatch) {
+pub(crate) fn replace_data_file(dir: &Path, original: &str, batch: &RecordBatch) {
     let f = data_file(dir);
     let mut buf = Vec::new();
     let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, batch.schema(), None).unwrap();

@@ -12,5 +12,6 @@ mod api;
 mod bad_input;
 mod common;
 mod dat;
+mod hardening;
 mod kernel;
 mod props;
