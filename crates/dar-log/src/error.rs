@@ -89,7 +89,7 @@ pub enum LogError {
         path: String,
     },
     /// A checkpoint or sidecar file could not be read as Parquet.
-    #[error("cannot read checkpoint {path}: {source}")]
+    #[error("checkpoint {path} is corrupt or truncated: it does not decode as Parquet ({source})")]
     CheckpointParquet {
         /// The checkpoint or sidecar file.
         path: String,

@@ -195,3 +195,28 @@ async fn sidecars_must_live_in_the_sidecar_folder() {
         assert_eq!(object_paths(&log).await, ["t/a.parquet"], "{inside}");
     }
 }
+
+/// Item 12: a corrupted checkpoint says which file and that it is corrupt,
+/// not only what the decoder tripped on.
+#[tokio::test]
+async fn corrupt_checkpoint_names_the_file_and_says_corrupt() {
+    let actions = [protocol(), metadata(false), add("a.parquet", None)];
+    let good = checkpoint_bytes(&actions);
+    let n = good.len();
+    let truncated: Vec<u8> = good[..n / 2].iter().chain(&good[n - 8..]).copied().collect();
+    let mut scrambled = good.clone();
+    for b in &mut scrambled[n / 3..n / 3 + 40] {
+        *b = 0xAB;
+    }
+    for bytes in [truncated, scrambled] {
+        let log = TestLog::new();
+        log.commit(0, &actions).await;
+        log.put("_delta_log/00000000000000000000.checkpoint.parquet", bytes)
+            .await;
+        let err = log.builder().build().await.unwrap_err().to_string();
+        assert!(
+            err.contains("00000000000000000000.checkpoint.parquet") && err.contains("corrupt"),
+            "{err}"
+        );
+    }
+}
