@@ -60,7 +60,9 @@ pub struct LogSegment {
     /// Commits `cp+1..=version` (or `0..=version`), ascending.
     pub commits: Vec<LogFile>,
     /// The commit file at `version`, kept even when the checkpoint is at
-    /// `version` (its `commitInfo` supplies the commit timestamp).
+    /// `version`: its modification time is the commit's file time, and its
+    /// `commitInfo` is read only on demand ([`crate::Snapshot::commit_info`]),
+    /// never while loading.
     pub version_commit: Option<LogFile>,
     /// Log compaction files (`pad20(x).pad20(y).compacted.json`) inside
     /// `commits`' range, ascending by first version; see
