@@ -1,13 +1,21 @@
 //! Arbitrary bytes as a commit file: parsing must return actions or an
 //! error naming the file and line, never panic; every parsed add must append
-//! to the raw columns (or fail with an error), as replay does.
+//! to the raw columns (or fail with an error), as replay does; every add and
+//! remove path (and `p` DV path) resolves against a table root URI or fails
+//! with an error, as replay keys them.
 #![no_main]
 
-use dar_log::add_columns::{AddColumnsBuilder, AddRow, FileKey};
+use dar_log::TablePaths;
+use dar_log::add_columns::{AddColumnsBuilder, AddRow};
 use dar_log::commit::{Action, commit_info, parse_actions};
 use libfuzzer_sys::fuzz_target;
+use object_store::path::Path;
 
 fuzz_target!(|data: &[u8]| {
+    let Ok(root) = url::Url::parse("s3://bucket/tables/t/") else {
+        return;
+    };
+    let paths = TablePaths::new(&root, &Path::from("tables/t"));
     if let Ok(name) = std::str::from_utf8(data) {
         let _ = dar_log::listing::parse_log_file_name(name);
     }
@@ -15,8 +23,9 @@ fuzz_target!(|data: &[u8]| {
     let _ = parse_actions("_delta_log/00000000000000000000.json", data, |line, action| {
         match action {
             Action::Add(a) => {
-                let dv = a.deletion_vector.as_ref().map(|d| d.unique_id());
-                let _ = FileKey::new(&a.path, dv.as_deref());
+                let dv = a.deletion_vector.as_ref().map(|d| d.key_parts());
+                let _ = paths.file_key(&a.path, dv);
+                let _ = paths.locate(&a.path);
                 let _ = adds.append(AddRow {
                     path: &a.path,
                     partition_values: a.partition_values,
@@ -25,6 +34,10 @@ fuzz_target!(|data: &[u8]| {
                     stats: a.stats.as_deref(),
                     dv: None,
                 });
+            }
+            Action::Remove(r) => {
+                let dv = r.deletion_vector.as_ref().map(|d| d.key_parts());
+                let _ = paths.file_key(&r.path, dv);
             }
             Action::CommitInfo(raw) => {
                 let _ = commit_info("f", line, raw);
