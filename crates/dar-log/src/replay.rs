@@ -5,7 +5,8 @@
 //!                                 // paths canonical URIs (crate::paths)
 //! for commit in target, target-1, ..., cp+1:
 //!     add(k)    -> if seen.insert(k) { keep }
-//!     remove(k) -> seen.insert(k)
+//!     remove(k) -> seen.insert(k) once the commit is done (an add of k in
+//!                  the same commit stays live, whatever the order)
 //!     protocol / metaData / txn / domain: first (= newest) wins
 //! checkpoint (or the previous snapshot, for refresh):
 //!     add(k)    -> keep unless k in seen
@@ -122,6 +123,10 @@ impl<'p> Replayer<'p> {
 
     fn commit(&mut self, f: &LogFile, bytes: &[u8], is_target: bool) -> Result<()> {
         let path = f.location.to_string();
+        // A commit's removes shadow older commits only: an `add` and a
+        // `remove` of one logical file in the same commit (a DV "replaced" by
+        // an identical one) leave the file live, whatever their order.
+        let mut removed = Vec::new();
         parse_actions(&path, bytes, |line, action| {
             match action {
                 Action::Add(a) => {
@@ -132,7 +137,7 @@ impl<'p> Replayer<'p> {
                 }
                 Action::Remove(r) => {
                     let dv = r.deletion_vector.as_ref().map(|d| d.key_parts());
-                    self.seen.insert(self.paths.file_key(&r.path, dv)?);
+                    removed.push(self.paths.file_key(&r.path, dv)?);
                 }
                 Action::Protocol(p) => {
                     self.protocol.get_or_insert(p);
@@ -153,7 +158,9 @@ impl<'p> Replayer<'p> {
                 Action::CommitInfo(_) | Action::Sidecar(_) => {}
             }
             Ok(())
-        })
+        })?;
+        self.seen.extend(removed);
+        Ok(())
     }
 
     /// Fold in an older, already reconciled state (a checkpoint or a previous snapshot).

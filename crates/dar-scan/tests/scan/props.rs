@@ -397,8 +397,10 @@ async fn run(spec: Spec) {
     assert_eq!(
         got,
         expected,
-        "predicate {:?}",
-        spec.predicate.as_ref().map(Pred::sql)
+        "predicate {:?} spec {:?} metrics {:?}",
+        spec.predicate.as_ref().map(Pred::sql),
+        spec,
+        plan.metrics().snapshot()
     );
 }
 
