@@ -162,8 +162,26 @@ fn io_kind(error: &dar_io::Error) -> Kind {
         | dar_io::Error::FeatureDisabled { .. }
         | dar_io::Error::UnknownOption { .. }
         | dar_io::Error::InvalidOption { .. } => Kind::Argument,
+        // Parquet failed: reading its bytes (a store error inside), or on
+        // bytes that are not a Parquet file (bad footer, ...).
+        dar_io::Error::Parquet { .. } if !store_failed_below(error) => Kind::Corrupt,
         _ => Kind::Storage,
     }
+}
+
+/// Whether a `dar-io` request error (not a Parquet one) is among the causes
+/// of `error`.
+fn store_failed_below(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<dar_io::Error>()
+            && !matches!(io, dar_io::Error::Parquet { .. })
+        {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 fn log_kind(error: &LogError) -> Kind {
