@@ -3,10 +3,12 @@
 //!
 //! A future runs with [`tokio::runtime::Runtime::block_on`] on the calling
 //! thread (dar-scan decodes there; the runtime's workers carry the I/O), in
-//! slices of [`SIGNAL_CHECK_INTERVAL`]. Between slices the thread takes the
-//! GIL back just long enough for `PyErr_CheckSignals`: a pending Ctrl-C
-//! raises `KeyboardInterrupt`, and dropping the future cancels the scan
-//! (its streams, and with them every request in flight).
+//! slices of [`SIGNAL_CHECK_INTERVAL`]. Before it starts and between slices
+//! the thread takes the GIL back just long enough for `PyErr_CheckSignals`:
+//! a pending Ctrl-C raises `KeyboardInterrupt`, and dropping the future
+//! cancels the scan (its streams, and with them every request in flight).
+//! A slice only ends when the future yields, and decoding a file yields
+//! rarely, so scans wait batch by batch: Ctrl-C stops them within a batch.
 
 use std::future::Future;
 use std::sync::OnceLock;
@@ -48,6 +50,9 @@ where
     F::Output: Send,
 {
     let runtime = runtime()?;
+    // A batch usually takes less than a slice: look for Ctrl-C between
+    // batches too (it only reads a flag).
+    py.check_signals()?;
     py.detach(move || {
         // The timer of each slice belongs to the runtime.
         let _context = runtime.enter();

@@ -6,9 +6,10 @@
 
 use std::sync::Mutex;
 
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use dar_scan::{ScanMetrics, ScanPlan};
-use futures::TryStreamExt;
+use futures::StreamExt;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
@@ -68,6 +69,16 @@ pub struct Scan {
     unused: Mutex<Option<ScanPlan>>,
     /// The metrics of the latest plan.
     metrics: Mutex<ScanMetrics>,
+}
+
+/// Runs `plan`, handing each batch to `f`, one wait per batch (so Ctrl-C
+/// is seen between batches).
+fn each_batch(py: Python<'_>, plan: &ScanPlan, mut f: impl FnMut(RecordBatch)) -> PyResult<()> {
+    let mut stream = plan.execute();
+    while let Some(batch) = wait(py, || stream.next())? {
+        f(batch.map_err(scan_to_py)?);
+    }
+    Ok(())
 }
 
 /// `text` as a Python string literal (single quotes, escaped).
@@ -156,7 +167,8 @@ impl Scan {
     /// Runs the scan into a `pyarrow.Table` (one chunk per batch).
     fn to_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let plan = self.plan(false)?;
-        let batches = wait(py, || plan.execute().try_collect::<Vec<_>>())?.map_err(scan_to_py)?;
+        let mut batches = Vec::new();
+        each_batch(py, &plan, |b| batches.push(b))?;
         pyarrow_table(py, plan.schema().clone(), batches)
     }
 
@@ -164,11 +176,8 @@ impl Scan {
     /// statistics where they are exact, without reading data files).
     fn count(&self, py: Python<'_>) -> PyResult<u64> {
         let plan = self.plan(true)?;
-        let rows = wait(py, || {
-            plan.execute()
-                .try_fold(0u64, |n, b| async move { Ok(n + b.num_rows() as u64) })
-        })?
-        .map_err(scan_to_py)?;
+        let mut rows = 0u64;
+        each_batch(py, &plan, |b| rows += b.num_rows() as u64)?;
         Ok(rows)
     }
 
