@@ -24,6 +24,7 @@ FILES, ROWS_PER_FILE = 4, 500_000
 
 CHILD = r"""
 import json, os, signal, sys, threading, time
+import polars as pl
 import pyarrow as pa
 import dar
 
@@ -36,6 +37,7 @@ def interrupt():
 
 threading.Thread(target=interrupt, daemon=True).start()
 outcome = {}
+started = time.monotonic()
 try:
     try:
         if mode == "to_table":
@@ -47,20 +49,23 @@ try:
         elif mode == "stream":
             pa.table(scan)
         elif mode == "polars":
-            import polars as pl
             pl.DataFrame(scan)
         outcome["result"] = "finished"
     except KeyboardInterrupt:
         outcome["result"] = "KeyboardInterrupt"
     except Exception as e:
         # A C-stream consumer may raise its own error first; the interrupt
-        # is re-armed and fires here.
+        # is re-armed and fires at once, maybe before this line.
         outcome["result"] = type(e).__name__
         outcome["message"] = str(e)
         time.sleep(5)
-except KeyboardInterrupt:
+except KeyboardInterrupt as k:
     outcome["then"] = "KeyboardInterrupt"
+    if "result" not in outcome and k.__context__ is not None:
+        outcome["result"] = type(k.__context__).__name__
+        outcome["message"] = str(k.__context__)
 outcome["rows_output"] = scan.metrics()["rows_output"]
+outcome["seconds"] = time.monotonic() - started
 print(json.dumps(outcome))
 """
 
