@@ -1,12 +1,11 @@
 //! `dar files`: the active files of a snapshot, from its file index.
 
-use std::sync::Arc;
-
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
-use arrow_schema::{ArrowError, DataType, Field, Schema};
+use arrow_schema::{ArrowError, DataType};
 use dar_log::FileIndex;
+use dar_scan::{FileColumns, files_batch};
 use serde_json::{Value, json};
 
 use super::{Streams, out};
@@ -33,11 +32,13 @@ pub async fn run(args: &FilesArgs, streams: &mut Streams<'_>) -> Result<(), CliE
             }
         }
         FilesFormat::Table => {
-            let batch = files_batch(index, false).map_err(|e| CliError::write("table", e))?;
+            let batch = files_batch(index, FileColumns::Summary)
+                .map_err(|e| CliError::write("table", e))?;
             write_table(w, &batch.schema(), &[batch])?;
         }
         FilesFormat::Csv => {
-            let batch = files_batch(index, true).map_err(|e| CliError::write("csv", e))?;
+            let batch =
+                files_batch(index, FileColumns::Full).map_err(|e| CliError::write("csv", e))?;
             write_csv(w, &[batch])?;
         }
     }
@@ -104,49 +105,4 @@ fn json_scalar(array: &ArrayRef, i: usize) -> Result<Value, ArrowError> {
                 .to_string(),
         ),
     })
-}
-
-/// The file index as one batch: the columns people read (`full`: every
-/// descriptor field, for CSV; otherwise the deleted-row count and the DV's
-/// storage type only).
-fn files_batch(index: &FileIndex, full: bool) -> Result<RecordBatch, ArrowError> {
-    let mut fields = vec![
-        Field::new("path", DataType::Utf8, false),
-        Field::new("size", DataType::Int64, true),
-    ];
-    let mut columns: Vec<ArrayRef> =
-        vec![Arc::new(index.path.clone()), Arc::new(index.size.clone())];
-    if full {
-        fields.push(Field::new("modification_time", DataType::Int64, true));
-        columns.push(Arc::new(index.modification_time.clone()));
-    }
-    fields.push(Field::new("num_records", DataType::Int64, true));
-    columns.push(Arc::new(index.stats.num_records.clone()));
-    for (c, a) in index.partition_columns.iter().zip(&index.partition_values) {
-        fields.push(Field::new(&c.name, a.data_type().clone(), true));
-        columns.push(Arc::clone(a));
-    }
-    let dv = &index.dv;
-    if full {
-        let more: [(&str, ArrayRef); 5] = [
-            ("dv_storage_type", Arc::new(dv.storage_type.clone())),
-            (
-                "dv_path_or_inline_dv",
-                Arc::new(dv.path_or_inline_dv.clone()),
-            ),
-            ("dv_offset", Arc::new(dv.offset.clone())),
-            ("dv_size_in_bytes", Arc::new(dv.size_in_bytes.clone())),
-            ("dv_cardinality", Arc::new(dv.cardinality.clone())),
-        ];
-        for (name, a) in more {
-            fields.push(Field::new(name, a.data_type().clone(), true));
-            columns.push(a);
-        }
-    } else {
-        fields.push(Field::new("deleted_rows", DataType::Int64, true));
-        columns.push(Arc::new(dv.cardinality.clone()));
-        fields.push(Field::new("dv", DataType::Utf8, true));
-        columns.push(Arc::new(dv.storage_type.clone()));
-    }
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
 }

@@ -7,6 +7,7 @@ mod scan;
 use std::io::Write;
 
 pub use info::{RowCount, row_count};
+pub use scan::plan_error;
 
 use crate::cli::{Cli, Command};
 use crate::error::CliError;

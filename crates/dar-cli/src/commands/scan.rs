@@ -126,18 +126,28 @@ fn plan(table: &Table, args: &ScanArgs) -> Result<ScanPlan, CliError> {
     if let Some(l) = args.limit {
         builder = builder.with_limit(l);
     }
-    builder.build().map_err(|e| match e {
+    builder
+        .build()
+        .map_err(|e| plan_error(table, args.filter.as_deref(), e))
+}
+
+/// The error for a failed `ScanBuilder::build` of `table` with the filter
+/// text `filter`: an unknown column with the nearest names, an invalid
+/// filter pointing at the offending token, otherwise the scan error. (Also
+/// used by the Python bindings, so both say the same.)
+pub fn plan_error(table: &Table, filter: Option<&str>, error: ScanError) -> CliError {
+    match error {
         ScanError::UnknownColumn { column } => CliError::UnknownColumn {
             nearest: nearest_columns(table.schema().fields(), &column),
             column,
         },
         ScanError::Predicate { source } => CliError::Filter {
-            near: near(args.filter.as_deref().unwrap_or_default(), &source),
-            filter: args.filter.clone().unwrap_or_default(),
+            near: near(filter.unwrap_or_default(), &source),
+            filter: filter.unwrap_or_default().to_string(),
             source: Box::new(ScanError::Predicate { source }),
         },
         other => CliError::Scan(other),
-    })
+    }
 }
 
 /// ` (near "...")`: the filter text from the token a parse error points at.

@@ -1,0 +1,129 @@
+"""dar: read Delta Lake tables exactly, as Arrow data without a copy.
+
+    import dar
+    table = dar.Table("examples/data/sample")
+    rows = table.scan(columns=["trip_id", "fare"], filter="fare > 50").to_table()
+
+A `Scan` implements the Arrow PyCapsule interface (`__arrow_c_stream__`),
+so `polars.from_arrow(scan)`, `pyarrow.table(scan)` and DuckDB take it as it
+is. Errors are `DarError`s with the `dar` command's one-line messages.
+"""
+
+import datetime
+import os
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import pyarrow
+
+__version__: str
+
+class DarError(Exception):
+    """Base class of every error dar raises; the message is the `dar` command's one-line message."""
+
+class NotFoundError(DarError):
+    """The table has no Delta log, or the version or timestamp is outside its history."""
+
+class ProtocolUnsupportedError(DarError):
+    """The table needs a reader version, feature, format or type that dar cannot read."""
+
+class InvalidPredicateError(DarError):
+    """The filter does not parse or does not fit the table schema."""
+
+class InvalidArgumentError(DarError):
+    """An argument is out of range or names nothing in the table (a column, a URI scheme, a storage option)."""
+
+class StorageError(DarError):
+    """The object store failed: a request, the credentials, or an object that is not there."""
+
+class CorruptDataError(DarError):
+    """The Delta log, a checkpoint, a data file or a deletion vector is malformed or inconsistent."""
+
+class Table:
+    """A Delta table at one version, opened from a path or a `file://` or `s3://` URI.
+
+    The log is replayed when the table is opened (with the GIL released), so
+    errors about the table surface at once.
+
+    Args:
+        uri: a path, or a `file://` or `s3://` URI.
+        version: read this version (time travel).
+        timestamp: read the newest version committed at or before this
+            time: milliseconds since the epoch (int), RFC 3339 text or
+            milliseconds (str, as `dar --timestamp`), or a `datetime`
+            (naive ones are local time).
+        storage_options: object-store settings, as `dar --storage-option`
+            (`aws_endpoint`, `aws_region`, `aws_access_key_id`, ...); the
+            usual `AWS_*` environment variables are read too, options given
+            here win.
+    """
+
+    def __init__(
+        self,
+        uri: Union[str, "os.PathLike[str]"],
+        *,
+        version: Optional[int] = None,
+        timestamp: Union[int, str, datetime.datetime, None] = None,
+        storage_options: Optional[Mapping[str, str]] = None,
+    ) -> None: ...
+    @property
+    def uri(self) -> str:
+        """The table URI (credentials removed)."""
+    @property
+    def version(self) -> int:
+        """The loaded version."""
+    @property
+    def schema(self) -> pyarrow.Schema:
+        """The logical schema (every field nullable; under column mapping the fields carry their physical name and id as metadata)."""
+    @property
+    def partition_columns(self) -> list[str]:
+        """The partition columns, in order."""
+    @property
+    def protocol(self) -> dict[str, Any]:
+        """`min_reader_version`, `min_writer_version`, `reader_features`, `writer_features`."""
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """`id`, `name`, `description`, `format_provider`, `format_options`, `schema_string`, `partition_columns`, `created_time` (ms), `configuration`."""
+    def files(self, *, full: bool = False) -> pyarrow.Table:
+        """The active files, with the columns of `dar files` (`full=True`: those of `dar files --format csv`)."""
+    def refresh(self) -> None:
+        """Moves to the newest version, replaying only the new commits."""
+    def scan(
+        self,
+        columns: Optional[Sequence[str]] = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        batch_size: Optional[int] = None,
+    ) -> Scan:
+        """Describes a scan.
+
+        Args:
+            columns: the columns, in order (`a.b` for a struct field); all by default.
+            filter: a SQL predicate, as `dar scan --filter` (comparisons,
+                AND/OR/NOT, IN, BETWEEN, IS NULL, LIKE 'prefix%'), used for
+                pruning and then applied exactly.
+            limit: at most this many rows.
+            batch_size: rows per batch.
+
+        Raises:
+            InvalidArgumentError: an unknown column, a negative limit.
+            InvalidPredicateError: a filter that does not parse or fit the schema.
+        """
+
+class Scan:
+    """A described scan: consume it with `to_table()`, `to_reader()`, `count()`,
+    or hand it to anything that takes an Arrow stream. Each consumption runs
+    the scan anew; the GIL is released while it works and Ctrl-C cancels it."""
+
+    @property
+    def schema(self) -> pyarrow.Schema:
+        """The schema of the rows."""
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """Runs the scan as an `arrow_array_stream` PyCapsule (batches as they are decoded, no copy); `requested_schema` is ignored."""
+    def to_reader(self) -> pyarrow.RecordBatchReader:
+        """Runs the scan as a `pyarrow.RecordBatchReader`; read errors raise `DarError`s."""
+    def to_table(self) -> pyarrow.Table:
+        """Runs the scan into a `pyarrow.Table` (one chunk per batch)."""
+    def count(self) -> int:
+        """The number of rows the scan returns (from the log's statistics where they are exact)."""
+    def metrics(self) -> dict[str, Any]:
+        """What the latest run did: files, row groups, pages pruned; rows deleted, filtered, returned; `stage_seconds`; `io` per object class."""

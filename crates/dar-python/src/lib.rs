@@ -1,0 +1,51 @@
+//! `dar` for Python: Delta tables read by `dar-scan`, handed to pyarrow,
+//! Polars, DuckDB or pandas as Arrow data without a copy.
+//!
+//! This crate is the Python extension module `dar`, built with maturin
+//! (`pyproject.toml` beside this crate; `maturin develop` installs it into
+//! the active virtual environment):
+//!
+//! ```python
+//! import dar
+//!
+//! table = dar.Table("examples/data/sample")          # or s3://bucket/path
+//! rows = table.scan(columns=["trip_id", "fare"], filter="fare > 50").to_table()
+//! polars.from_arrow(table.scan())                    # any __arrow_c_stream__ consumer
+//! ```
+//!
+//! - [`table`]: `dar.Table(uri, *, version, timestamp, storage_options)`:
+//!   version, schema, partition columns, protocol, metadata, files,
+//!   refresh, scan.
+//! - [`scan`]: `dar.Scan`: `__arrow_c_stream__`, `to_reader()`,
+//!   `to_table()`, `count()`, `metrics()`.
+//! - [`export`]: the Arrow PyCapsule interface over arrow-rs's C data and
+//!   C stream structs.
+//! - [`stream`]: pulling a running scan from Python.
+//! - [`runtime`]: the tokio runtime; waits release the GIL and honour
+//!   Ctrl-C.
+//! - [`errors`]: the `dar.DarError` hierarchy, with the `dar` command's
+//!   one-line messages.
+//!
+//! The Python API is typed in `dar.pyi`; the tests are `tests/*.py`
+//! (pytest, run by `.ci/run`).
+
+use pyo3::prelude::*;
+
+pub mod errors;
+pub mod export;
+pub mod metrics;
+pub mod options;
+pub mod runtime;
+pub mod scan;
+pub mod stream;
+pub mod table;
+
+/// The module `dar`.
+#[pymodule]
+fn dar(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<table::Table>()?;
+    m.add_class::<scan::Scan>()?;
+    errors::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,60 @@
+//! A scan's metrics as a Python `dict`: the counters of
+//! [`dar_scan::MetricsSnapshot`] (what `dar scan --stats` prints), stage
+//! times in seconds, and I/O per object class.
+
+use dar_io::ObjectClass;
+use dar_scan::MetricsSnapshot;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// `m` as a `dict`:
+///
+/// ```text
+/// {"files_total": 4, "files_pruned": 3, ..., "rows_output": 8, "batches_output": 1,
+///  "stage_seconds": {"file_pruning": 0.0017, ...},
+///  "io": {"requests": 1, "bytes": 8601, "lists": 0,
+///         "classes": {"footer": {"requests": 1, "bytes": 8601, "errors": 0}, ...}}}
+/// ```
+pub fn metrics_dict<'py>(py: Python<'py>, m: &MetricsSnapshot) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let counters = [
+        ("files_total", m.files_total),
+        ("files_pruned", m.files_pruned),
+        ("files_read", m.files_read),
+        ("files_answered_from_log", m.files_answered_from_log),
+        ("row_groups_total", m.row_groups_total),
+        ("row_groups_pruned", m.row_groups_pruned),
+        ("pages_total", m.pages_total),
+        ("pages_pruned", m.pages_pruned),
+        ("rows_skipped_by_pages", m.rows_skipped_by_pages),
+        ("rows_deleted_by_dv", m.rows_deleted_by_dv),
+        ("rows_filtered", m.rows_filtered),
+        ("rows_output", m.rows_output),
+        ("batches_output", m.batches_output),
+    ];
+    for (name, value) in counters {
+        d.set_item(name, value)?;
+    }
+    let stages = PyDict::new(py);
+    for (stage, time) in &m.stage_time {
+        stages.set_item(stage.name(), time.as_secs_f64())?;
+    }
+    d.set_item("stage_seconds", stages)?;
+
+    let io = PyDict::new(py);
+    io.set_item("requests", m.io.requests())?;
+    io.set_item("bytes", m.io.bytes())?;
+    io.set_item("lists", m.io.lists)?;
+    let classes = PyDict::new(py);
+    for class in ObjectClass::ALL {
+        let c = m.io.class(class);
+        let entry = PyDict::new(py);
+        entry.set_item("requests", c.requests)?;
+        entry.set_item("bytes", c.bytes)?;
+        entry.set_item("errors", c.errors)?;
+        classes.set_item(class.name(), entry)?;
+    }
+    io.set_item("classes", classes)?;
+    d.set_item("io", io)?;
+    Ok(d)
+}

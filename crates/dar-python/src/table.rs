@@ -1,0 +1,184 @@
+//! `dar.Table`: one Delta table at one version.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use dar_cli::CliError;
+use dar_scan::FileColumns;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::errors::{DarError, scan_to_py, to_py};
+use crate::export::{pyarrow_schema, pyarrow_table};
+use crate::options::{count_argument, table_options};
+use crate::runtime::wait;
+use crate::scan::Scan;
+
+/// A Delta table at one version (the newest unless `version` or
+/// `timestamp` says otherwise), opened from a path or a `file://` or
+/// `s3://` URI.
+#[pyclass(frozen, module = "dar")]
+pub struct Table {
+    inner: Mutex<dar_scan::Table>,
+}
+
+impl Table {
+    /// The table (a cheap clone; taken so no lock is held while it works).
+    fn current(&self) -> PyResult<dar_scan::Table> {
+        self.inner
+            .lock()
+            .map(|t| t.clone())
+            .map_err(|_| DarError::new_err("the table is unusable after a panic"))
+    }
+}
+
+#[pymethods]
+impl Table {
+    /// Opens the table at `uri`: its log is replayed here (with the GIL
+    /// released), so errors about the table surface at once.
+    #[new]
+    #[pyo3(signature = (uri, *, version = None, timestamp = None, storage_options = None))]
+    fn new(
+        py: Python<'_>,
+        uri: PathBuf,
+        version: Option<i64>,
+        timestamp: Option<&Bound<'_, PyAny>>,
+        storage_options: Option<HashMap<String, String>>,
+    ) -> PyResult<Self> {
+        let options = table_options(version, timestamp, storage_options)?;
+        let uri = uri.to_string_lossy().into_owned();
+        let open = move || async move { dar_scan::Table::open_with(&uri, options).await };
+        let table = wait(py, open)?.map_err(scan_to_py)?;
+        Ok(Self {
+            inner: Mutex::new(table),
+        })
+    }
+
+    /// The table URI (credentials removed).
+    #[getter]
+    fn uri(&self) -> PyResult<String> {
+        Ok(self.current()?.uri().to_string())
+    }
+
+    /// The loaded version.
+    #[getter]
+    fn version(&self) -> PyResult<u64> {
+        Ok(self.current()?.version())
+    }
+
+    /// The logical schema as a `pyarrow.Schema` (every field nullable; under
+    /// column mapping the fields carry their physical name and id as
+    /// metadata).
+    #[getter]
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pyarrow_schema(py, self.current()?.schema().clone())
+    }
+
+    /// The partition columns, in order.
+    #[getter]
+    fn partition_columns(&self) -> PyResult<Vec<String>> {
+        Ok(self.current()?.snapshot().partition_columns().to_vec())
+    }
+
+    /// The protocol: `min_reader_version`, `min_writer_version`,
+    /// `reader_features` and `writer_features` (lists, or None below
+    /// reader 3 / writer 7).
+    #[getter]
+    fn protocol<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.current()?;
+        let p = table.snapshot().protocol();
+        let d = PyDict::new(py);
+        d.set_item("min_reader_version", p.min_reader_version)?;
+        d.set_item("min_writer_version", p.min_writer_version)?;
+        d.set_item("reader_features", p.reader_features.clone())?;
+        d.set_item("writer_features", p.writer_features.clone())?;
+        Ok(d)
+    }
+
+    /// The `metaData` action: `id`, `name`, `description`,
+    /// `format_provider`, `format_options`, `schema_string`,
+    /// `partition_columns`, `created_time` (ms) and `configuration` (the
+    /// table properties).
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.current()?;
+        let m = table.snapshot().metadata();
+        let d = PyDict::new(py);
+        d.set_item("id", &m.id)?;
+        d.set_item("name", &m.name)?;
+        d.set_item("description", &m.description)?;
+        d.set_item("format_provider", &m.format.provider)?;
+        d.set_item("format_options", &m.format.options)?;
+        d.set_item("schema_string", &m.schema_string)?;
+        d.set_item("partition_columns", PyList::new(py, &m.partition_columns)?)?;
+        d.set_item("created_time", m.created_time)?;
+        d.set_item("configuration", &m.configuration)?;
+        Ok(d)
+    }
+
+    /// The active files as a `pyarrow.Table`, the columns of `dar files`:
+    /// `path`, `size`, `num_records`, the partition columns, `deleted_rows`,
+    /// `dv`; with `full=True` those of `dar files --format csv` (adds
+    /// `modification_time` and every deletion-vector field).
+    #[pyo3(signature = (*, full = false))]
+    fn files<'py>(&self, py: Python<'py>, full: bool) -> PyResult<Bound<'py, PyAny>> {
+        let table = self.current()?;
+        let index = table.snapshot().file_index().map_err(|source| {
+            to_py(CliError::FileIndex {
+                uri: table.uri().to_string(),
+                source: Box::new(source),
+            })
+        })?;
+        let columns = if full {
+            FileColumns::Full
+        } else {
+            FileColumns::Summary
+        };
+        let batch = dar_scan::files_batch(index, columns)
+            .map_err(|e| DarError::new_err(format!("cannot list the files: {e}")))?;
+        pyarrow_table(py, batch.schema(), vec![batch])
+    }
+
+    /// Moves to the newest version, replaying only the new commits.
+    fn refresh(&self, py: Python<'_>) -> PyResult<()> {
+        let mut table = self.current()?;
+        let refresh = move || async move { table.refresh().await.map(|()| table) };
+        let table = wait(py, refresh)?.map_err(scan_to_py)?;
+        let mut inner = self
+            .inner
+            .lock()
+            .map_err(|_| DarError::new_err("the table is unusable after a panic"))?;
+        *inner = table;
+        Ok(())
+    }
+
+    /// Describes a scan: `columns` (names; `a.b` for a struct field),
+    /// `filter` (SQL, as `dar scan --filter`), `limit` and `batch_size`
+    /// (rows). Unknown columns and bad filters raise here.
+    #[pyo3(signature = (columns = None, filter = None, limit = None, batch_size = None))]
+    fn scan(
+        &self,
+        columns: Option<Vec<String>>,
+        filter: Option<String>,
+        limit: Option<i64>,
+        batch_size: Option<i64>,
+    ) -> PyResult<Scan> {
+        Scan::new(
+            self.current()?,
+            columns,
+            filter,
+            count_argument("--limit", limit)?,
+            count_argument("--batch-size", batch_size)?,
+        )
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        let table = self.current()?;
+        Ok(format!(
+            "dar.Table('{}', version={})",
+            table.uri(),
+            table.version()
+        ))
+    }
+}

@@ -1,0 +1,105 @@
+"""dar.Scan on the sample table: columns, filters, limits, batch sizes,
+metrics, the Arrow C stream, and each way to consume it agreeing with the
+`dar` command."""
+
+import threading
+
+import pyarrow as pa
+import pytest
+
+import dar
+from conftest import SAMPLE, cli_rows
+
+
+@pytest.fixture(scope="module")
+def table():
+    return dar.Table(str(SAMPLE))
+
+
+def test_quick_start_scan_matches_the_readme(table):
+    scan = table.scan(
+        columns=["trip_id", "pickup_ts", "vendor", "fare"],
+        filter="trip_id BETWEEN 165 AND 175",
+    )
+    t = scan.to_table()
+    assert t.column_names == ["trip_id", "pickup_ts", "vendor", "fare"]
+    # Trips 171 to 173 are deleted by an inline deletion vector.
+    assert t.column("trip_id").to_pylist() == [165, 166, 167, 168, 169, 170, 174, 175]
+    m = scan.metrics()
+    assert (m["files_total"], m["files_pruned"], m["files_read"]) == (4, 3, 1)
+    assert (m["row_groups_total"], m["row_groups_pruned"]) == (2, 1)
+    assert (m["pages_total"], m["pages_pruned"], m["rows_skipped_by_pages"]) == (4, 2, 20)
+    assert (m["rows_deleted_by_dv"], m["rows_filtered"], m["rows_output"]) == (3, 9, 8)
+    assert m["io"]["classes"]["footer"]["requests"] == 1
+    assert set(m["stage_seconds"]) >= {"footer", "decode", "deletion_vector"}
+
+
+def test_every_way_to_consume_gives_the_cli_rows(table, dar_bin):
+    args = ("--filter", "fare > 40 AND vendor LIKE 'M%'", "--columns", "trip_id,fare,payment.tip,day")
+    expected = cli_rows(dar_bin, str(SAMPLE), *args)
+    scan = table.scan(
+        columns=["trip_id", "fare", "payment.tip", "day"], filter="fare > 40 AND vendor LIKE 'M%'"
+    )
+    assert scan.schema == expected.schema
+    assert expected.num_rows > 0
+    assert scan.to_table().equals(expected)
+    assert scan.to_reader().read_all().equals(expected)
+    assert pa.table(scan).equals(expected)
+    assert pa.RecordBatchReader.from_stream(scan).read_all().equals(expected)
+    assert scan.count() == expected.num_rows
+    # Each consumption runs anew, with fresh metrics.
+    scan.to_table()
+    assert scan.metrics()["rows_output"] == expected.num_rows
+
+
+def test_count_answers_from_the_log(table):
+    scan = table.scan()
+    assert scan.count() == 300
+    m = scan.metrics()
+    assert (m["files_answered_from_log"], m["files_read"]) == (4, 0)
+    assert m["io"]["requests"] == 0
+
+
+def test_limits_and_batch_sizes(table, dar_bin):
+    assert table.scan(limit=7).to_table().num_rows == 7
+    assert table.scan(limit=7).count() == 7
+    assert table.scan(limit=0).to_table().num_rows == 0
+    assert table.scan(limit=10_000).count() == 300
+    assert table.scan(filter="trip_id > 100", limit=5).to_table().equals(
+        cli_rows(dar_bin, str(SAMPLE), "--filter", "trip_id > 100", "--limit", "5")
+    )
+    reader = table.scan(batch_size=16).to_reader()
+    sizes = [b.num_rows for b in reader]
+    assert sum(sizes) == 300 and max(sizes) <= 16
+    t = table.scan(batch_size=16).to_table()
+    assert t.num_rows == 300 and max(len(c) for c in t.column(0).chunks) <= 16
+
+
+def test_empty_projection_and_empty_results(table):
+    t = table.scan(columns=[]).to_table()
+    assert t.num_columns == 0 and t.num_rows == 300
+    empty = table.scan(filter="trip_id < 0")
+    assert empty.to_table().num_rows == 0
+    assert empty.to_table().schema == table.schema
+    assert empty.count() == 0
+    assert pa.table(empty).num_rows == 0
+
+
+def test_the_stream_can_be_taken_by_threads(table):
+    """Scans run at once from several threads (the GIL is released while they work)."""
+    results = {}
+
+    def work(i):
+        results[i] = table.scan(filter=f"trip_id > {i}").to_table().num_rows
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert results == {i: table.scan(filter=f"trip_id > {i}").count() for i in range(4)}
+
+
+def test_repr(table):
+    scan = table.scan(columns=["trip_id"], filter="fare > 1", limit=3)
+    assert repr(scan) == f"dar.Scan('{table.uri}', columns=['trip_id'], filter='fare > 1', limit=3)"
