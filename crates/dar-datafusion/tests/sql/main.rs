@@ -8,6 +8,7 @@
     reason = "tests"
 )]
 
+mod dat;
 mod kit;
 mod plans;
 mod slt;
