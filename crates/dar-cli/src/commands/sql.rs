@@ -55,7 +55,7 @@ pub async fn run(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliErr
     }
     let mut stream = df.execute_stream().await.map_err(sql_error)?;
     let schema = stream.schema();
-    let result = match &args.output {
+    match &args.output {
         Some(path) => {
             let file = File::create(path).map_err(|source| CliError::CreateOutput {
                 path: path.clone(),
@@ -82,8 +82,7 @@ pub async fn run(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliErr
             }
             sink.finish()
         }
-    };
-    result
+    }
 }
 
 /// A DataFusion error as one line: dar's own error (a table that cannot be
