@@ -51,7 +51,8 @@ pub async fn run(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliErr
     if args.explain {
         let plan = df.create_physical_plan().await.map_err(sql_error)?;
         let text = displayable(plan.as_ref()).indent(true).to_string();
-        return write!(streams.stdout, "{text}").map_err(|e| CliError::write("explain", e));
+        return writeln!(streams.stdout, "{}", text.trim_end())
+            .map_err(|e| CliError::write("explain", e));
     }
     let mut stream = df.execute_stream().await.map_err(sql_error)?;
     let schema = stream.schema();

@@ -39,6 +39,28 @@ fn named_table_as_a_text_table() {
 }
 
 #[test]
+fn the_readme_example() {
+    let out = sql(&[
+        "SELECT day, count(*) AS trips, round(avg(fare), 2) AS avg_fare FROM trips WHERE vendor LIKE 'Metro%' GROUP BY day ORDER BY day",
+        "--table",
+        &trips(),
+    ]);
+    assert_eq!(
+        out,
+        "\
++------------+-------+----------+
+| day        | trips | avg_fare |
++------------+-------+----------+
+| 2024-01-01 | 17    | 33.20    |
+| 2024-01-02 | 24    | 30.45    |
+| 2024-01-03 | 23    | 35.75    |
+| 2024-01-04 | 15    | 22.88    |
++------------+-------+----------+
+"
+    );
+}
+
+#[test]
 fn delta_scan_in_the_query_as_csv() {
     let q = format!(
         "SELECT trip_id, fare FROM delta_scan('{}') WHERE trip_id BETWEEN 165 AND 175 ORDER BY trip_id",
