@@ -330,3 +330,29 @@ async fn refresh_reads_a_newer_version_without_registering_again() {
     assert_eq!(provider.refresh().await.unwrap(), 2);
     assert_eq!(count().await, 16);
 }
+
+/// `delta_scan` (called synchronously while planning) and `STORED AS DELTA`
+/// also work on a single-threaded runtime.
+#[tokio::test(flavor = "current_thread")]
+async fn table_function_and_factory_on_a_current_thread_runtime() {
+    let t = tables().await;
+    let ctx = context(2);
+    dar_datafusion::register_dar(&ctx);
+    let people = t.kit.join("people");
+    let sql = format!("SELECT count(*) FROM delta_scan('{}', 1)", people.display());
+    let b = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    assert_eq!(first_i64(&b), 6);
+    let ddl = format!(
+        "CREATE EXTERNAL TABLE p STORED AS DELTA LOCATION '{}'",
+        people.display()
+    );
+    ctx.sql(&ddl).await.unwrap().collect().await.unwrap();
+    let b = ctx
+        .sql("SELECT count(*) FROM p")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(first_i64(&b), 9);
+}
