@@ -7,7 +7,7 @@
 //! | bytes | file sizes (compressed) | never |
 //! | partition min/max | partition values | no DV, no predicate |
 //! | min/max | `minValues`/`maxValues` | integer, decimal, date, boolean columns; no DV, no predicate, tight bounds |
-//! | null count | `nullCount` summed | no DV, no predicate |
+//! | null count | `nullCount` summed (absent without tight bounds) | no DV, no predicate |
 //!
 //! Otherwise a statistic is an inexact bound, or absent when a file lacks
 //! it. Bounds Delta may truncate are weakened: a string maximum (cut at a
@@ -210,6 +210,9 @@ fn data_column(field: &Field, index: &FileIndex, rows: &[usize], exact: bool) ->
         let t = &index.stats.tight_bounds;
         t.is_valid(i) && t.value(i)
     });
+    // Under `tightBounds = false` a null count "means nothing" unless it is
+    // 0 or all rows (protocol §8.2): no bound at all then.
+    let nulls = nulls.filter(|_| tight);
     let mut out = ColumnStatistics {
         null_count: precision(nulls.and_then(|n| usize::try_from(n).ok()), exact),
         ..ColumnStatistics::new_unknown()
