@@ -28,6 +28,9 @@ use futures::StreamExt;
 use crate::metrics::add_scan_metrics;
 use crate::options::adapt_batch;
 
+/// Files listed per partition by `EXPLAIN VERBOSE` (the rest are counted).
+const SHOWN_FILES: usize = 5;
+
 /// What `EXPLAIN` shows of a scan besides its files.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ScanDescription {
@@ -137,7 +140,16 @@ impl DisplayAs for DeltaScanExec {
                 }
                 if matches!(t, DisplayFormatType::Verbose) {
                     for (i, g) in self.groups.iter().enumerate() {
-                        let paths: Vec<&str> = g.iter().map(|t| t.log_path.as_str()).collect();
+                        let mut paths: Vec<&str> = g
+                            .iter()
+                            .take(SHOWN_FILES)
+                            .map(|t| t.log_path.as_str())
+                            .collect();
+                        let more = g.len().saturating_sub(SHOWN_FILES);
+                        let more = format!("... {more} more");
+                        if g.len() > SHOWN_FILES {
+                            paths.push(&more);
+                        }
                         write!(f, ", partition {i}=[{}]", paths.join(", "))?;
                     }
                 }

@@ -18,7 +18,7 @@ use crate::partitions::balance;
 use crate::statistics::{StatsInput, index_rows, statistics};
 
 /// The table and the schema DataFusion sees for it, swapped together.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Current {
     table: Table,
     schema: SchemaRef,
@@ -28,7 +28,7 @@ struct Current {
 /// moves forward) as a DataFusion table.
 #[derive(Debug)]
 pub struct DeltaTableProvider {
-    current: RwLock<Current>,
+    current: RwLock<Arc<Current>>,
     options: DeltaScanOptions,
 }
 
@@ -46,7 +46,7 @@ impl DeltaTableProvider {
     /// The provider of `table` with `options`.
     pub fn with_options(table: Table, options: DeltaScanOptions) -> Self {
         Self {
-            current: RwLock::new(Self::current(table, &options)),
+            current: RwLock::new(Arc::new(Self::current(table, &options))),
             options,
         }
     }
@@ -64,7 +64,7 @@ impl DeltaTableProvider {
         Current { table, schema }
     }
 
-    fn load(&self) -> Current {
+    fn load(&self) -> Arc<Current> {
         // A poisoned lock still holds a consistent value: it is only ever
         // replaced whole.
         self.current
@@ -75,7 +75,7 @@ impl DeltaTableProvider {
 
     /// The table as queries planned now see it.
     pub fn table(&self) -> Table {
-        self.load().table
+        self.load().table.clone()
     }
 
     /// The scan options.
@@ -86,7 +86,7 @@ impl DeltaTableProvider {
     /// Replaces the snapshot queries see (for example a table reopened at
     /// another version); queries planned before keep theirs.
     pub fn set_table(&self, table: Table) {
-        let next = Self::current(table, &self.options);
+        let next = Arc::new(Self::current(table, &self.options));
         *self
             .current
             .write()
@@ -199,7 +199,7 @@ impl DeltaTableProvider {
 #[async_trait]
 impl TableProvider for DeltaTableProvider {
     fn schema(&self) -> SchemaRef {
-        self.load().schema
+        Arc::clone(&self.load().schema)
     }
 
     fn table_type(&self) -> TableType {
