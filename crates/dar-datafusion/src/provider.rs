@@ -95,7 +95,9 @@ impl DeltaTableProvider {
 
     /// Moves the table to its newest version (replaying only new commits);
     /// returns that version. Queries planned from now on read it, without
-    /// registering the table again.
+    /// registering the table again. (A query planned while the refresh
+    /// lands reads the new snapshot; if that version changed the schema,
+    /// refresh between queries.)
     pub async fn refresh(&self) -> Result<u64> {
         let mut table = self.table();
         table.refresh().await.map_err(scan_error)?;
