@@ -35,6 +35,10 @@ pub enum Command {
     /// The rows of a snapshot: projection, filter, limit, several output
     /// formats.
     Scan(ScanArgs),
+    /// A SQL query (DataFusion) over Delta tables: tables named with
+    /// `--table NAME=URI`, or `delta_scan('uri' [, version])` in the query.
+    #[cfg(feature = "sql")]
+    Sql(SqlArgs),
 }
 
 /// Which table, at which version, with which storage options.
@@ -159,4 +163,36 @@ pub struct ScanArgs {
     /// stage) to standard error.
     #[arg(long)]
     pub stats: bool,
+}
+
+/// `dar sql`.
+#[cfg(feature = "sql")]
+#[derive(Debug, Args)]
+pub struct SqlArgs {
+    /// The query, for example `SELECT day, count(*) FROM trips GROUP BY day`.
+    #[arg(value_name = "SQL")]
+    pub query: String,
+
+    /// A table the query can name, as `NAME=URI` (repeatable). Tables can
+    /// also be read inline with `delta_scan('uri' [, version])`.
+    #[arg(long = "table", value_name = "NAME=URI")]
+    pub tables: Vec<String>,
+
+    /// Output format (`parquet` needs `--output`).
+    #[arg(long, value_enum, default_value_t = ScanFormat::Table)]
+    pub format: ScanFormat,
+
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// A storage option for every table of the query (repeatable), for
+    /// example `aws_region=eu-west-1`.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    pub storage_options: Vec<String>,
+
+    /// Print the physical plan, with the files, row groups and pages each
+    /// Delta scan keeps (footers are read to know them), instead of the rows.
+    #[arg(long)]
+    pub explain: bool,
 }

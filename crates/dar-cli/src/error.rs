@@ -95,6 +95,15 @@ pub enum CliError {
         source: Box<dyn StdError + Send + Sync>,
     },
 
+    /// The SQL query does not parse, plan or run (`dar sql`): DataFusion's
+    /// message, or dar's for a Delta table that cannot be read.
+    #[cfg(feature = "sql")]
+    #[error("{message}")]
+    Sql {
+        /// The message, on one line.
+        message: String,
+    },
+
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {source}")]
     Runtime {

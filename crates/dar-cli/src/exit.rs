@@ -48,8 +48,9 @@ fn usage_error(e: &clap::Error, args: &[String]) -> CliError {
 /// The value of a `KEY=VALUE` argument that may be secret.
 fn secret_value(arg: &str) -> Option<&str> {
     // `--filter=a = 1` and friends are not storage options.
-    const FLAGS: [&str; 8] = [
+    const FLAGS: [&str; 9] = [
         "--filter",
+        "--table",
         "--columns",
         "--timestamp",
         "--version",

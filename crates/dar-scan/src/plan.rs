@@ -38,6 +38,17 @@ impl ScanPlan {
         &self.tasks
     }
 
+    /// A plan that reads `tasks` (for example one partition of an engine's
+    /// scan, a subset of this plan's tasks) with this plan's context: the
+    /// same options, a limit that applies to the subset alone, and the
+    /// same live metrics.
+    pub fn with_tasks(&self, tasks: Vec<ScanTask>) -> Self {
+        Self {
+            context: self.context.clone(),
+            tasks,
+        }
+    }
+
     /// The shared context, to execute tasks one by one.
     pub fn context(&self) -> &ScanContext {
         &self.context

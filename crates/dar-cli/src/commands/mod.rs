@@ -3,6 +3,8 @@
 mod files;
 mod info;
 mod scan;
+#[cfg(feature = "sql")]
+mod sql;
 
 use std::io::Write;
 
@@ -28,6 +30,8 @@ pub async fn run(cli: Cli, streams: &mut Streams<'_>) -> Result<(), CliError> {
         Command::Info(args) => info::run(&args, streams).await,
         Command::Files(args) => files::run(&args, streams).await,
         Command::Scan(args) => scan::run(&args, streams).await,
+        #[cfg(feature = "sql")]
+        Command::Sql(args) => sql::run(&args, streams).await,
     }
 }
 

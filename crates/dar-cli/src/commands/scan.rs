@@ -70,7 +70,12 @@ pub async fn run(args: &ScanArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
 }
 
 fn check_args(args: &ScanArgs) -> Result<(), CliError> {
-    match (args.format, &args.output) {
+    check_output(args.format, args.output.as_deref())
+}
+
+/// Whether `--format` and `--output` fit together (shared by `dar sql`).
+pub(super) fn check_output(format: ScanFormat, output: Option<&Path>) -> Result<(), CliError> {
+    match (format, output) {
         (ScanFormat::Parquet, None) => Err(CliError::InvalidArgument {
             argument: "--format",
             reason: "parquet needs --output FILE (a Parquet file cannot be streamed)".into(),

@@ -15,6 +15,8 @@ mod info;
 mod progress;
 mod s3;
 mod scan;
+#[cfg(feature = "sql")]
+mod sql;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,102 @@
+//! `dar sql`: a SQL query over Delta tables, planned and run by DataFusion
+//! through `dar-datafusion`, written by the same sinks as `dar scan`.
+
+use std::fs::File;
+use std::io::BufWriter;
+
+use dar_datafusion::{DeltaScanOptions, DeltaTableProvider, register_dar_with};
+use dar_scan::{Table, TableOptions};
+use datafusion::error::DataFusionError;
+use datafusion::physical_plan::displayable;
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+
+use super::Streams;
+use super::scan::check_output;
+use crate::cli::SqlArgs;
+use crate::error::{CliError, one_line};
+use crate::output::batch_sink;
+use crate::table::parse_storage_options;
+
+/// Runs `dar sql`.
+pub async fn run(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
+    check_output(args.format, args.output.as_deref())?;
+    let storage = parse_storage_options(&args.storage_options)?;
+    // `--explain` reads the kept files' footers while planning, so that the
+    // plan shows the row groups and pages each scan keeps.
+    let options = DeltaScanOptions::new().with_resolve_at_plan(args.explain);
+    let ctx = SessionContext::new();
+    register_dar_with(&ctx, storage.clone(), options);
+    for (i, entry) in args.tables.iter().enumerate() {
+        let (name, uri) = match entry.split_once('=') {
+            Some((n, u)) if !n.trim().is_empty() && !u.is_empty() => (n.trim(), u),
+            // The entry is not echoed: a URI may carry a secret.
+            _ => {
+                return Err(CliError::InvalidArgument {
+                    argument: "--table",
+                    reason: format!("entry {} is not NAME=URI", i + 1),
+                });
+            }
+        };
+        let table = Table::open_with(
+            uri,
+            TableOptions::new().with_storage_options(storage.clone()),
+        )
+        .await?;
+        let provider = DeltaTableProvider::with_options(table, options);
+        ctx.register_table(name, std::sync::Arc::new(provider))
+            .map_err(sql_error)?;
+    }
+    let df = ctx.sql(&args.query).await.map_err(sql_error)?;
+    if args.explain {
+        let plan = df.create_physical_plan().await.map_err(sql_error)?;
+        let text = displayable(plan.as_ref()).indent(true).to_string();
+        return writeln!(streams.stdout, "{}", text.trim_end())
+            .map_err(|e| CliError::write("explain", e));
+    }
+    let mut stream = df.execute_stream().await.map_err(sql_error)?;
+    let schema = stream.schema();
+    match &args.output {
+        Some(path) => {
+            let file = File::create(path).map_err(|source| CliError::CreateOutput {
+                path: path.clone(),
+                source,
+            })?;
+            let mut sink = batch_sink(args.format, &schema, Box::new(BufWriter::new(file)))?;
+            let r = async {
+                while let Some(batch) = stream.next().await {
+                    sink.write(&batch.map_err(sql_error)?)?;
+                }
+                sink.finish()
+            }
+            .await;
+            if r.is_err() {
+                // Never leave a truncated file that looks like a result.
+                let _ = std::fs::remove_file(path);
+            }
+            r
+        }
+        None => {
+            let mut sink = batch_sink(args.format, &schema, Box::new(&mut *streams.stdout))?;
+            while let Some(batch) = stream.next().await {
+                sink.write(&batch.map_err(sql_error)?)?;
+            }
+            sink.finish()
+        }
+    }
+}
+
+/// A DataFusion error as one line: dar's own error (a table that cannot be
+/// read) with its causes, or DataFusion's message without a backtrace.
+fn sql_error(e: DataFusionError) -> CliError {
+    let message = match e.find_root() {
+        DataFusionError::External(inner) => one_line(inner.as_ref()),
+        _ => e.strip_backtrace(),
+    };
+    CliError::Sql {
+        message: format!(
+            "query failed: {}",
+            message.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+    }
+}

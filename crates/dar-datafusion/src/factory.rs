@@ -1,0 +1,104 @@
+//! `CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION 'uri'`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use dar_io::StorageOptions;
+use dar_scan::{Table, TableOptions};
+use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
+use datafusion::common::{DataFusionError, Result};
+use datafusion::logical_expr::CreateExternalTable;
+
+use crate::options::DeltaScanOptions;
+use crate::provider::{DeltaTableProvider, scan_error};
+
+/// Makes [`DeltaTableProvider`]s for `STORED AS DELTA`. The schema and
+/// partitioning come from the Delta log, so the statement gives neither.
+/// `OPTIONS ('version' '3')` or `OPTIONS ('timestamp' '<ms since the
+/// epoch>')` travel in time; any other option is a storage option (added
+/// to the factory's own).
+#[derive(Debug, Clone, Default)]
+pub struct DeltaTableFactory {
+    storage: StorageOptions,
+    options: DeltaScanOptions,
+}
+
+impl DeltaTableFactory {
+    /// A factory whose tables use `storage` and `options`.
+    pub fn new(storage: StorageOptions, options: DeltaScanOptions) -> Self {
+        Self { storage, options }
+    }
+}
+
+fn invalid(name: &str, detail: String) -> DataFusionError {
+    DataFusionError::Plan(format!(
+        "CREATE EXTERNAL TABLE {name} STORED AS DELTA: {detail}"
+    ))
+}
+
+#[async_trait]
+impl TableProviderFactory for DeltaTableFactory {
+    async fn create(
+        &self,
+        _state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> Result<Arc<dyn TableProvider>> {
+        let name = cmd.name.to_string();
+        if !cmd.schema.fields().is_empty() || !cmd.table_partition_cols.is_empty() {
+            return Err(invalid(
+                &name,
+                "the schema and partition columns come from the Delta log; give neither".into(),
+            ));
+        }
+        let location = match cmd.locations.as_slice() {
+            [one] => one.clone(),
+            other => {
+                return Err(invalid(
+                    &name,
+                    format!("needs exactly one LOCATION, got {}", other.len()),
+                ));
+            }
+        };
+        let mut storage = self.storage.clone();
+        let mut options = TableOptions::new();
+        for (key, value) in &cmd.options {
+            // DataFusion may prefix statement options with `format.`.
+            let key = key.strip_prefix("format.").unwrap_or(key);
+            match key {
+                "version" => {
+                    let v = value.trim().parse::<u64>().map_err(|_| {
+                        invalid(
+                            &name,
+                            format!(
+                                "option 'version' must be a non-negative integer, not '{value}'"
+                            ),
+                        )
+                    })?;
+                    options = options.with_version(v);
+                }
+                "timestamp" => {
+                    let t = value.trim().parse::<i64>().map_err(|_| {
+                        invalid(&name, format!("option 'timestamp' must be milliseconds since the epoch, not '{value}'"))
+                    })?;
+                    options = options.with_timestamp_ms(t);
+                }
+                // Never echo the value: it may be a credential.
+                _ => storage.insert(key, value.clone()),
+            }
+        }
+        let options = options.with_storage_options(storage);
+        // The opening future is not `Send` (a `TableProviderFactory` future
+        // must be): run it on a blocking thread of the current runtime.
+        let handle = tokio::runtime::Handle::current();
+        let table = tokio::task::spawn_blocking(move || {
+            handle.block_on(Table::open_with(&location, options))
+        })
+        .await
+        .map_err(|e| DataFusionError::External(Box::new(e)))?
+        .map_err(scan_error)?;
+        Ok(Arc::new(DeltaTableProvider::with_options(
+            table,
+            self.options,
+        )))
+    }
+}

@@ -1,0 +1,88 @@
+//! Splitting a scan's files into DataFusion partitions balanced by bytes.
+
+use dar_scan::ScanTask;
+
+/// Splits `tasks` into at most `n` groups of about equal bytes (largest
+/// file first onto the lightest group), each group in the original file
+/// order. Always at least one group, possibly empty.
+pub(crate) fn balance(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
+    let groups = n.min(tasks.len()).max(1);
+    if groups == 1 {
+        return vec![tasks];
+    }
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    // A file of unknown size counts as one byte (it still takes a slot).
+    let size = |i: usize| tasks[i].size.unwrap_or(1).max(1);
+    order.sort_by_key(|&i| std::cmp::Reverse(size(i)));
+    let mut load = vec![0u64; groups];
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
+    for i in order {
+        let (g, _) = load
+            .iter()
+            .enumerate()
+            .min_by_key(|(g, l)| (**l, *g))
+            .unwrap_or((0, &0));
+        load[g] += size(i);
+        members[g].push(i);
+    }
+    let mut slots: Vec<Option<ScanTask>> = tasks.into_iter().map(Some).collect();
+    members
+        .into_iter()
+        .map(|mut m| {
+            m.sort_unstable();
+            m.into_iter().filter_map(|i| slots[i].take()).collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(name: &str, size: u64) -> ScanTask {
+        ScanTask {
+            object_path: name.into(),
+            log_path: name.into(),
+            size: Some(size),
+            num_records: None,
+            partition_values: vec![],
+            deletion_vector: None,
+            columns: vec![],
+            access: None,
+        }
+    }
+
+    fn names(g: &[ScanTask]) -> Vec<&str> {
+        g.iter().map(|t| t.log_path.as_str()).collect()
+    }
+
+    #[test]
+    fn groups_are_balanced_and_ordered() {
+        let tasks = vec![
+            task("a", 100),
+            task("b", 10),
+            task("c", 60),
+            task("d", 50),
+            task("e", 5),
+        ];
+        let g = balance(tasks, 2);
+        assert_eq!(g.len(), 2);
+        // 100 | 60 + 50, then 10 and 5 each onto the lighter side (ties:
+        // the first group).
+        assert_eq!(names(&g[0]), ["a", "b", "e"]);
+        assert_eq!(names(&g[1]), ["c", "d"]);
+        let bytes: Vec<u64> = g
+            .iter()
+            .map(|g| g.iter().filter_map(|t| t.size).sum())
+            .collect();
+        assert_eq!(bytes, [115, 110]);
+    }
+
+    #[test]
+    fn never_more_groups_than_files_and_at_least_one() {
+        assert_eq!(balance(vec![task("a", 1)], 8).len(), 1);
+        let empty = balance(vec![], 4);
+        assert_eq!(empty.len(), 1);
+        assert!(empty[0].is_empty());
+    }
+}

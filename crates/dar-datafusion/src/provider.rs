@@ -1,0 +1,273 @@
+//! [`DeltaTableProvider`]: a Delta table as a DataFusion `TableProvider`.
+
+use std::sync::{Arc, RwLock};
+
+use arrow_schema::{Schema, SchemaRef};
+use async_trait::async_trait;
+use dar_scan::{ScanError, Table, TableOptions};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::{DataFusionError, Result, Statistics};
+use datafusion::logical_expr::{Expr as DfExpr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::SessionContext;
+
+use crate::convert::{Schemas, classify, convert};
+use crate::exec::{DeltaScanExec, ScanDescription};
+use crate::options::DeltaScanOptions;
+use crate::partitions::balance;
+use crate::statistics::{StatsInput, index_rows, statistics};
+
+/// The table and the schema DataFusion sees for it, swapped together.
+#[derive(Debug)]
+struct Current {
+    table: Table,
+    schema: SchemaRef,
+}
+
+/// A Delta table (one snapshot, which [`DeltaTableProvider::refresh`]
+/// moves forward) as a DataFusion table.
+#[derive(Debug)]
+pub struct DeltaTableProvider {
+    current: RwLock<Arc<Current>>,
+    options: DeltaScanOptions,
+}
+
+pub(crate) fn scan_error(e: ScanError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+impl DeltaTableProvider {
+    /// The provider of `table` (at whichever version it was opened) with
+    /// default options.
+    pub fn new(table: Table) -> Self {
+        Self::with_options(table, DeltaScanOptions::default())
+    }
+
+    /// The provider of `table` with `options`.
+    pub fn with_options(table: Table, options: DeltaScanOptions) -> Self {
+        Self {
+            current: RwLock::new(Arc::new(Self::current(table, &options))),
+            options,
+        }
+    }
+
+    /// Opens the table at `uri` (`options` choose the version, storage
+    /// options, ...) and wraps it with default scan options.
+    pub async fn open(uri: &str, options: TableOptions) -> Result<Self> {
+        let table = Table::open_with(uri, options).await.map_err(scan_error)?;
+        Ok(Self::new(table))
+    }
+
+    fn current(table: Table, options: &DeltaScanOptions) -> Current {
+        let partition_columns = table.snapshot().partition_columns().to_vec();
+        let schema = Arc::new(options.datafusion_schema(table.schema(), &partition_columns));
+        Current { table, schema }
+    }
+
+    fn load(&self) -> Arc<Current> {
+        // A poisoned lock still holds a consistent value: it is only ever
+        // replaced whole.
+        self.current
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The table as queries planned now see it.
+    pub fn table(&self) -> Table {
+        self.load().table.clone()
+    }
+
+    /// The scan options.
+    pub fn options(&self) -> DeltaScanOptions {
+        self.options
+    }
+
+    /// Replaces the snapshot queries see (for example a table reopened at
+    /// another version); queries planned before keep theirs.
+    pub fn set_table(&self, table: Table) {
+        let next = Arc::new(Self::current(table, &self.options));
+        *self
+            .current
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = next;
+    }
+
+    /// Moves the table to its newest version (replaying only new commits);
+    /// returns that version. Queries planned from now on read it, without
+    /// registering the table again. (A query planned while the refresh
+    /// lands reads the new snapshot; if that version changed the schema,
+    /// refresh between queries.)
+    pub async fn refresh(&self) -> Result<u64> {
+        let mut table = self.table();
+        table.refresh().await.map_err(scan_error)?;
+        let version = table.version();
+        self.set_table(table);
+        Ok(version)
+    }
+
+    fn schemas<'a>(current: &'a Current) -> Schemas<'a> {
+        Schemas {
+            datafusion: &current.schema,
+            dar: current.table.schema(),
+        }
+    }
+
+    /// Builds the physical scan.
+    async fn plan(
+        &self,
+        current: &Current,
+        target_partitions: usize,
+        batch_size: usize,
+        projection: Option<&Vec<usize>>,
+        filters: &[DfExpr],
+        limit: Option<usize>,
+    ) -> Result<DeltaScanExec> {
+        let table = &current.table;
+        let schemas = Self::schemas(current);
+        let mut predicates = Vec::with_capacity(filters.len());
+        for f in filters {
+            // DataFusion only passes filters this provider accepted; one
+            // that no longer converts must fail the query, never be dropped.
+            let c = convert(f, schemas).ok_or_else(|| {
+                DataFusionError::Plan(format!("dar cannot evaluate the pushed-down filter {f}"))
+            })?;
+            predicates.push(c.expr);
+        }
+        let output: SchemaRef = match projection {
+            Some(p) => Arc::new(current.schema.project(p)?),
+            None => Arc::clone(&current.schema),
+        };
+        let mut builder = table.scan().with_batch_size(batch_size.max(1));
+        builder = builder.with_column_paths(
+            output
+                .fields()
+                .iter()
+                .map(|f| vec![f.name().clone()])
+                .collect(),
+        );
+        let predicate = (!predicates.is_empty()).then(|| dar_prune::Expr::and_all(predicates));
+        if let Some(p) = &predicate {
+            builder = builder.with_predicate(p.clone());
+        }
+        if let Some(l) = limit {
+            builder = builder.with_limit(l);
+        }
+        let mut plan = builder.build().map_err(scan_error)?;
+        if self.options.resolve_at_plan() {
+            plan = plan.resolve().await.map_err(scan_error)?;
+        }
+        // A limit reads files in order and stops: one partition, so that
+        // `LIMIT 1` opens one file.
+        let partitions = if limit.is_some() {
+            1
+        } else {
+            target_partitions.max(1)
+        };
+        let groups = balance(plan.tasks().to_vec(), partitions);
+        let index = table
+            .snapshot()
+            .file_index()
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let rows = index_rows(index);
+        let input = StatsInput {
+            index,
+            rows: &rows,
+            schema: &output,
+            partition_columns: table.snapshot().partition_columns(),
+            predicate: predicate.is_some(),
+            limit,
+        };
+        let total = statistics(&input, plan.tasks());
+        let per_partition = groups.iter().map(|g| statistics(&input, g)).collect();
+        let description = ScanDescription {
+            uri: table.uri().to_string(),
+            version: table.version(),
+            predicate: predicate.map(|p| p.to_string()),
+            limit,
+            resolved: self.options.resolve_at_plan(),
+        };
+        Ok(DeltaScanExec::new(
+            plan,
+            groups,
+            output,
+            total,
+            per_partition,
+            description,
+        ))
+    }
+}
+
+#[async_trait]
+impl TableProvider for DeltaTableProvider {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.load().schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&DfExpr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        let current = self.load();
+        let schemas = Self::schemas(&current);
+        Ok(filters.iter().map(|f| classify(f, schemas)).collect())
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        let current = self.load();
+        let index = current.table.snapshot().file_index().ok()?;
+        let plan = current.table.scan().build().ok()?;
+        let rows = index_rows(index);
+        let input = StatsInput {
+            index,
+            rows: &rows,
+            schema: &current.schema,
+            partition_columns: current.table.snapshot().partition_columns(),
+            predicate: false,
+            limit: None,
+        };
+        Some(statistics(&input, plan.tasks()))
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[DfExpr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let current = self.load();
+        let config = state.config();
+        let exec = self
+            .plan(
+                &current,
+                config.target_partitions(),
+                config.batch_size(),
+                projection,
+                filters,
+                limit,
+            )
+            .await?;
+        Ok(Arc::new(exec))
+    }
+}
+
+/// Registers `table` as `name` in `ctx` with default options; returns the
+/// provider it replaced, if any.
+pub fn register_delta_table(
+    ctx: &SessionContext,
+    name: &str,
+    table: Table,
+) -> Result<Option<Arc<dyn TableProvider>>> {
+    ctx.register_table(name, Arc::new(DeltaTableProvider::new(table)))
+}
+
+/// The schema DataFusion sees for `table` with `options` (for callers that
+/// need it before registering).
+pub fn datafusion_schema(table: &Table, options: &DeltaScanOptions) -> Schema {
+    options.datafusion_schema(table.schema(), table.snapshot().partition_columns())
+}
