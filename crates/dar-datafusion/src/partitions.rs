@@ -42,6 +42,7 @@ mod tests {
     fn task(name: &str, size: u64) -> ScanTask {
         ScanTask {
             object_path: name.into(),
+            store_origin: None,
             log_path: name.into(),
             size: Some(size),
             num_records: None,
