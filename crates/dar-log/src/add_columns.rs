@@ -75,6 +75,10 @@ pub struct AddColumns {
     pub partition_values_parsed: Option<StructArray>,
     /// The deletion-vector descriptor.
     pub dv: DvColumns,
+    /// True when replay found every path a plain relative name (see
+    /// [`crate::paths`]): the file index then joins them to the root as
+    /// they stand, without checking each again. False when unknown.
+    pub plain_paths: bool,
 }
 
 fn filter_as<A: Array + Clone + 'static>(a: &A, mask: &BooleanArray) -> Result<A> {
@@ -118,6 +122,7 @@ impl AddColumns {
                 .map(|s| filter_as(s, mask))
                 .transpose()?,
             dv: self.dv.filter(mask)?,
+            plain_paths: self.plain_paths,
         })
     }
 
@@ -220,6 +225,8 @@ pub struct AddColumnsBuilder {
     dv_offset: Int32Builder,
     dv_size: Int32Builder,
     dv_cardinality: Int64Builder,
+    /// Every path appended so far is a plain relative name.
+    plain_paths: bool,
 }
 
 impl Default for AddColumnsBuilder {
@@ -243,6 +250,8 @@ pub struct AddRow<'a> {
     pub stats: Option<&'a str>,
     /// DV fields: storage type, path or inline, offset, size, cardinality.
     pub dv: Option<(&'a str, &'a str, Option<i32>, i32, i64)>,
+    /// Whether `path` is known to be a plain relative name.
+    pub plain_path: bool,
 }
 
 impl AddColumnsBuilder {
@@ -265,10 +274,10 @@ impl AddColumnsBuilder {
             dv_offset: Int32Builder::new(),
             dv_size: Int32Builder::new(),
             dv_cardinality: Int64Builder::new(),
+            plain_paths: true,
         }
     }
 
-    /// Append one add.
     /// Append one add. A malformed `partitionValues` is the parser's error
     /// (the caller names the log file and line); nothing is appended then.
     pub fn append(&mut self, row: AddRow<'_>) -> std::result::Result<(), serde_json::Error> {
@@ -281,6 +290,7 @@ impl AddColumnsBuilder {
             .append(true)
             .map_err(|e| <serde_json::Error as serde::de::Error>::custom(e.to_string()))?;
         self.path.append_value(row.path);
+        self.plain_paths &= row.plain_path;
         self.size.append_value(row.size);
         self.modification_time.append_value(row.modification_time);
         self.stats.append_option(row.stats);
@@ -330,6 +340,7 @@ impl AddColumnsBuilder {
                 size_in_bytes: self.dv_size.finish(),
                 cardinality: self.dv_cardinality.finish(),
             },
+            plain_paths: self.plain_paths,
         }
     }
 }

@@ -159,17 +159,19 @@ impl FileIndex {
             path.value_data().len() + path.len() * (root_str.len() + 1),
         );
         let mut store_origin = arrow_array::builder::StringBuilder::new();
-        for raw in path.iter().flatten() {
-            if is_plain_relative(raw) {
-                // Write `root/raw` straight into the value buffer.
-                if !root_str.is_empty() {
-                    object_path.write_str(root_str).map_err(fmt_err)?;
-                    object_path.write_str("/").map_err(fmt_err)?;
+        for batch in adds {
+            for raw in batch.path.iter().flatten() {
+                if batch.plain_paths || is_plain_relative(raw) {
+                    // Write `root/raw` straight into the value buffer.
+                    if !root_str.is_empty() {
+                        object_path.write_str(root_str).map_err(fmt_err)?;
+                        object_path.write_str("/").map_err(fmt_err)?;
+                    }
+                    object_path.write_str(raw).map_err(fmt_err)?;
+                    object_path.append_value("");
+                    store_origin.append_null();
+                    continue;
                 }
-                object_path.write_str(raw).map_err(fmt_err)?;
-                object_path.append_value("");
-                store_origin.append_null();
-            } else {
                 match paths.locate(raw)? {
                     FileLocation::TableStore(p) => {
                         object_path.append_value(p.as_ref());

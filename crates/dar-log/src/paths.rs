@@ -72,17 +72,41 @@ fn origin(url: &Url) -> String {
     o
 }
 
+/// Bytes that may stand in a plain relative path as they are.
+const PLAIN_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'=');
+        b += 1;
+    }
+    t
+};
+
+/// A segment other than empty, `.` and `..`.
+fn plain_segment(seg: &[u8]) -> bool {
+    !matches!(seg, b"" | b"." | b"..")
+}
+
 /// A relative path whose segments need no percent-decoding and are valid
 /// object-store segments as they stand (the common case: Spark's
-/// `part-…-c000.snappy.parquet` under `col=value/` directories).
+/// `part-…-c000.snappy.parquet` under `col=value/` directories). One pass
+/// over the bytes: it runs for every file of a log.
 pub(crate) fn is_plain_relative(raw: &str) -> bool {
-    !raw.is_empty()
-        && raw
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'=' | b'/'))
-        && raw
-            .split('/')
-            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
+    let bytes = raw.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'/' {
+            if !plain_segment(&bytes[start..i]) {
+                return false;
+            }
+            start = i + 1;
+        } else if !PLAIN_BYTES[usize::from(b)] {
+            return false;
+        }
+    }
+    plain_segment(&bytes[start..])
 }
 
 impl TablePaths {
@@ -186,8 +210,20 @@ impl TablePaths {
     /// [`TablePaths::replay_key`]) and the DV unique id, whose `p` path is
     /// canonicalized the same way.
     pub fn file_key(&self, path: &str, dv: Option<(&str, &str, Option<i32>)>) -> Result<FileKey> {
+        Ok(self.file_key_and_plainness(path, dv)?.0)
+    }
+
+    /// [`TablePaths::file_key`], and whether `path` is a plain relative
+    /// name that needed no resolving (replay records it, so the file index
+    /// does not check the path again).
+    pub(crate) fn file_key_and_plainness(
+        &self,
+        path: &str,
+        dv: Option<(&str, &str, Option<i32>)>,
+    ) -> Result<(FileKey, bool)> {
         let key = self.replay_key(path)?;
-        Ok(match dv {
+        let plain = matches!(key, Cow::Borrowed(_));
+        let key = match dv {
             None => FileKey::new(&key, None),
             Some((storage, dv_path, offset)) => {
                 let dv_path = if storage == "p" {
@@ -197,7 +233,8 @@ impl TablePaths {
                 };
                 FileKey::new(&key, Some(&dv_unique_id(storage, &dv_path, offset)))
             }
-        })
+        };
+        Ok((key, plain))
     }
 
     /// Whether `location` lies inside the table root.
@@ -281,6 +318,36 @@ mod tests {
             p.locate("http://example.invalid/a.parquet").unwrap(),
             FileLocation::OtherStore { .. }
         ));
+    }
+
+    #[test]
+    fn plain_relative_names() {
+        for plain in [
+            "a.parquet",
+            "day=2024-01-02/part-0.snappy.parquet",
+            "a/b_c-d=e/f",
+        ] {
+            assert!(is_plain_relative(plain), "{plain}");
+        }
+        for not in [
+            "",
+            "/a",
+            "a/",
+            "a//b",
+            "./a",
+            "a/./b",
+            "a/..",
+            "..",
+            "p%20q",
+            "p q",
+            "s3://b/k",
+            "a?b",
+            "a#b",
+            "é.parquet",
+            "a\\b",
+        ] {
+            assert!(!is_plain_relative(not), "{not}");
+        }
     }
 
     #[test]

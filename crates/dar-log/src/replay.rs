@@ -6,7 +6,8 @@
 //! for commit in target, target-1, ..., cp+1:
 //!     add(k)    -> if seen.insert(k) { keep }
 //!     remove(k) -> seen.insert(k) once the commit is done (an add of k in
-//!                  the same commit stays live, whatever the order)
+//!                  the same commit stays live, whatever the order; in a
+//!                  compaction file, a run of commits, at once)
 //!     protocol / metaData / txn / domain: first (= newest) wins
 //! checkpoint (or the previous snapshot, for refresh):
 //!     add(k)    -> keep unless k in seen
@@ -125,19 +126,28 @@ impl<'p> Replayer<'p> {
         let path = f.location.to_string();
         // A commit's removes shadow older commits only: an `add` and a
         // `remove` of one logical file in the same commit (a DV "replaced" by
-        // an identical one) leave the file live, whatever their order.
+        // an identical one) leave the file live, whatever their order. A
+        // compaction file is a run of commits, newest first, in file order:
+        // its removes take effect at once.
+        let defer_removes = f.kind == LogFileKind::Commit;
         let mut removed = Vec::new();
         parse_actions(&path, bytes, |line, action| {
             match action {
                 Action::Add(a) => {
                     let dv = a.deletion_vector.as_ref().map(|d| d.key_parts());
-                    if self.seen.insert(self.paths.file_key(&a.path, dv)?) {
-                        append_add_line(&mut self.adds, &a, &path, line)?;
+                    let (key, plain) = self.paths.file_key_and_plainness(&a.path, dv)?;
+                    if self.seen.insert(key) {
+                        append_add_line(&mut self.adds, &a, &path, line, plain)?;
                     }
                 }
                 Action::Remove(r) => {
                     let dv = r.deletion_vector.as_ref().map(|d| d.key_parts());
-                    removed.push(self.paths.file_key(&r.path, dv)?);
+                    let key = self.paths.file_key(&r.path, dv)?;
+                    if defer_removes {
+                        removed.push(key);
+                    } else {
+                        self.seen.insert(key);
+                    }
                 }
                 Action::Protocol(p) => {
                     self.protocol.get_or_insert(p);

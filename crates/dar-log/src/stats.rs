@@ -98,9 +98,7 @@ pub struct ColumnStats {
     /// `nullCount`.
     pub null_count: Int64Array,
     /// How many stats (min, max or nullCount) were present but did not parse
-    /// as the column's current type, and were read as null, plus how many
-    /// files' records contradicted themselves (`nullCount > numRecords` or
-    /// `min > max`) and were read as absent.
+    /// as the column's current type, and were read as null.
     pub invalid: usize,
 }
 
@@ -366,14 +364,13 @@ impl StatsBuilder {
             } else {
                 concat(chunks.iter().map(|c| &c.null_counts[col]).collect(), &name)?
             };
-            let stats = ColumnStats {
+            columns.push(ColumnStats {
                 column,
                 min_values,
                 max_values,
                 null_count: as_int64(&null_count)?,
                 invalid: self.invalid[col],
-            };
-            columns.push(stats.without_impossible(&num_records)?);
+            });
         }
         Ok(FileStats {
             num_records,
@@ -384,38 +381,6 @@ impl StatsBuilder {
                 .ok_or_else(|| internal_type("tightBounds", "Boolean", tight_bounds.data_type()))?,
             columns,
             malformed: self.malformed,
-        })
-    }
-}
-
-impl ColumnStats {
-    /// These stats with every file's record dropped (read as absent) where it
-    /// contradicts itself: `nullCount > numRecords`, or `min > max`. Such a
-    /// record cannot describe the file, so pruning must not trust any of it.
-    fn without_impossible(self, num_records: &Int64Array) -> Result<Self> {
-        let context = |what: &str| format!("checking {what} of {}", self.column.logical_name());
-        let mut impossible = arrow_ord::cmp::gt(&self.null_count, num_records)
-            .map_err(|e| LogError::arrow(context("nullCount"), e))?;
-        if let (Some(min), Some(max)) = (&self.min_values, &self.max_values) {
-            let inverted = arrow_ord::cmp::gt(min, max)
-                .map_err(|e| LogError::arrow(context("min and max"), e))?;
-            impossible = arrow_arith::boolean::or_kleene(&impossible, &inverted)
-                .map_err(|e| LogError::arrow(context("min and max"), e))?;
-        }
-        if impossible.true_count() == 0 {
-            return Ok(self);
-        }
-        let drop = |a: &ArrayRef| {
-            arrow_select::nullif::nullif(a.as_ref(), &impossible)
-                .map_err(|e| LogError::arrow(context("stats"), e))
-        };
-        let null_count: ArrayRef = Arc::new(self.null_count.clone());
-        Ok(Self {
-            min_values: self.min_values.as_ref().map(drop).transpose()?,
-            max_values: self.max_values.as_ref().map(drop).transpose()?,
-            null_count: as_int64(&drop(&null_count)?)?,
-            invalid: self.invalid + impossible.true_count(),
-            column: self.column,
         })
     }
 }

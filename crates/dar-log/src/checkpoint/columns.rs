@@ -116,6 +116,7 @@ pub(super) fn add_columns(path: &str, col: &ArrayRef) -> Result<AddColumns> {
         stats_parsed: struct_child("stats_parsed")?,
         partition_values_parsed: struct_child("partitionValues_parsed")?,
         dv,
+        plain_paths: false,
     };
     if keep.true_count() == all.len() {
         return Ok(all);
@@ -174,5 +175,6 @@ pub(crate) fn concat_adds(path: &str, parts: &[AddColumns]) -> Result<AddColumns
             size_in_bytes: col!(dv.size_in_bytes, as_primitive),
             cardinality: col!(dv.cardinality, as_primitive),
         },
+        plain_paths: parts.iter().all(|p| p.plain_paths),
     })
 }

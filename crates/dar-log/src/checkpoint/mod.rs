@@ -167,7 +167,7 @@ async fn read_json_checkpoint(
     let mut adds = AddColumnsBuilder::default();
     parse_actions(&path, &bytes, |line, action| {
         match action {
-            Action::Add(a) => append_add_line(&mut adds, &a, &path, line)?,
+            Action::Add(a) => append_add_line(&mut adds, &a, &path, line, false)?,
             other => absorb(out, sidecars, other),
         }
         Ok(())
@@ -191,12 +191,14 @@ fn absorb(out: &mut CheckpointContent, sidecars: &mut Vec<SidecarLine>, action: 
     }
 }
 
-/// Append a parsed `add` line (from `path`, at `line`) to raw columns.
+/// Append a parsed `add` line (from `path`, at `line`) to raw columns;
+/// `plain_path` when its path is known to be a plain relative name.
 pub(crate) fn append_add_line(
     b: &mut AddColumnsBuilder,
     a: &crate::commit::AddLine<'_>,
     path: &str,
     line: usize,
+    plain_path: bool,
 ) -> Result<()> {
     b.append(AddRow {
         path: &a.path,
@@ -213,6 +215,7 @@ pub(crate) fn append_add_line(
                 d.cardinality,
             )
         }),
+        plain_path,
     })
     .map_err(|source| LogError::MalformedJson {
         path: path.to_string(),

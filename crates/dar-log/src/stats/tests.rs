@@ -478,31 +478,3 @@ fn escaped_string_stats_decode_or_count_as_invalid() {
 }
 
 mod props;
-
-/// Regression (issue 10, item 7): a file's stats record that contradicts
-/// itself (`nullCount > numRecords`, `min > max`) is read as absent for that
-/// column, so pruning cannot drop the file on it; other columns keep theirs.
-#[test]
-fn impossible_stats_records_read_as_absent() {
-    let mut b = StatsBuilder::new(all_types());
-    b.push_json(Some(
-        r#"{"numRecords":4,"minValues":{"i":9,"s":"a"},"maxValues":{"i":1,"s":"b"},
-        "nullCount":{"i":0,"s":7}}"#,
-    ));
-    b.push_json(Some(
-        r#"{"numRecords":4,"minValues":{"i":1,"s":"a"},"maxValues":{"i":9,"s":"b"},
-        "nullCount":{"i":0,"s":1}}"#,
-    ));
-    let stats = b.finish().unwrap();
-    let i = stats.column("i").unwrap();
-    assert!(min(&stats, "i").is_null(0) && max(&stats, "i").is_null(0));
-    assert!(
-        i.null_count.is_null(0),
-        "the whole record of the file is dropped"
-    );
-    assert_eq!(max(&stats, "i").as_primitive::<Int32Type>().value(1), 9);
-    let s = stats.column("s").unwrap();
-    assert!(s.null_count.is_null(0) && min(&stats, "s").is_null(0));
-    assert_eq!(s.null_count.value(1), 1);
-    assert_eq!((i.invalid, s.invalid), (1, 1));
-}

@@ -12,7 +12,9 @@
 //! 4. Delta string maxima that may be truncated are flagged and, where they
 //!    end in a tie-breaker character, cut back to the plain prefix;
 //! 5. null and row counts become `Int64`, and null counts of containers
-//!    with wide bounds are dropped unless they are 0 or the row count.
+//!    with wide bounds are dropped unless they are 0 or the row count;
+//! 6. a container whose stats contradict themselves (`null_count >
+//!    row_count`, `min > max`) has none: min, max and null count unknown.
 
 use std::sync::Arc;
 
@@ -131,14 +133,6 @@ pub(super) fn prepare(
             .map(|a| a.as_primitive().clone());
     }
 
-    let has_non_null = match (&null_count, &row_count) {
-        (Some(nc), Some(rc)) => cmp::lt(nc, rc).ok(),
-        _ => None,
-    };
-    let has_null = null_count
-        .as_ref()
-        .and_then(|nc| cmp::gt(nc, &Int64Array::new_scalar(0)).ok());
-
     let nan_possible = target.is_floating() && sem.nan_outside_bounds;
     match target {
         DataType::Float64 => {
@@ -159,6 +153,30 @@ pub(super) fn prepare(
         }
         _ => {}
     }
+    // A container whose own stats contradict themselves describes nothing.
+    if let Some(bad) = impossible(
+        min.as_ref(),
+        max.as_ref(),
+        null_count.as_ref(),
+        row_count.as_ref(),
+    ) {
+        metrics.unusable_statistics += bad.true_count();
+        let drop = |a: &dyn Array| arrow_select::nullif::nullif(a, &bad).ok();
+        min = min.as_deref().and_then(drop);
+        max = max.as_deref().and_then(drop);
+        null_count = null_count
+            .as_ref()
+            .and_then(|nc| drop(nc))
+            .map(|a| a.as_primitive().clone());
+    }
+    let has_non_null = match (&null_count, &row_count) {
+        (Some(nc), Some(rc)) => cmp::lt(nc, rc).ok(),
+        _ => None,
+    };
+    let has_null = null_count
+        .as_ref()
+        .and_then(|nc| cmp::gt(nc, &Int64Array::new_scalar(0)).ok());
+
     let max_prefix = match (target, sem.string_max_prefix_length, &max) {
         (DataType::Utf8, Some(len), Some(m)) => string_prefixes(m.as_string::<i32>(), len),
         _ => None,
@@ -171,6 +189,31 @@ pub(super) fn prepare(
         has_null,
         nan_possible,
     }
+}
+
+/// The containers whose statistics contradict themselves (`null_count >
+/// row_count`, or `min > max`), when there are any: their min, max and null
+/// count cannot describe them, so all three are read as unknown.
+fn impossible(
+    min: Option<&ArrayRef>,
+    max: Option<&ArrayRef>,
+    null_count: Option<&Int64Array>,
+    row_count: Option<&Int64Array>,
+) -> Option<BooleanArray> {
+    let counts = match (null_count, row_count) {
+        (Some(nc), Some(rc)) => cmp::gt(nc, rc).ok(),
+        _ => None,
+    };
+    let bounds = match (min, max) {
+        (Some(lo), Some(hi)) => cmp::gt(lo, hi).ok(),
+        _ => None,
+    };
+    let bad = match (counts, bounds) {
+        (Some(a), Some(b)) => arrow_arith::boolean::or_kleene(&a, &b).ok()?,
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => return None,
+    };
+    (bad.true_count() > 0).then_some(bad)
 }
 
 /// NaN bounds become null (unknown) and either zero becomes `zero`.

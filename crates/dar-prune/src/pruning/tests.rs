@@ -256,3 +256,21 @@ fn partition_values_are_exact() {
     );
     assert_eq!(keep("s LIKE 'u%'", &s), [false, false, true]);
 }
+
+/// Regression (issue 10, item 7): a container whose stats contradict
+/// themselves (`min > max`, `null_count > row_count`) is never pruned on
+/// them, whatever the predicate; sane containers still prune.
+#[test]
+fn self_contradicting_stats_are_unknown() {
+    let s = FileStatistics::builder(3)
+        .with_num_records(Arc::new(Int64Array::from(vec![10, 10, 10])))
+        .with_min("i", Arc::new(Int64Array::from(vec![100, 0, 0])))
+        .with_max("i", Arc::new(Int64Array::from(vec![1, 9, 9])))
+        .with_null_count("i", Arc::new(Int64Array::from(vec![0, 11, 0])))
+        .build();
+    // File 0: min > max; file 1: more nulls than rows; file 2: sane.
+    assert_eq!(keep("i = 5", &s), [true, true, true]);
+    assert_eq!(keep("i = 50", &s), [true, true, false]);
+    assert_eq!(keep("i IS NULL", &s), [true, true, false]);
+    assert_eq!(keep("i IS NOT NULL", &s), [true, true, true]);
+}
