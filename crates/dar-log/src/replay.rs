@@ -111,10 +111,18 @@ impl<'p> Replayer<'p> {
             self.adds = AddColumnsBuilder::with_capacity(rows, rows * 32);
             self.seen.reserve(rows);
         }
-        let mut stream = futures::stream::iter(commits.iter().rev())
-            .map(|f| async move { fetch(store.as_ref(), f).await.map(|b| (f, b)) })
-            .buffered(COMMIT_READAHEAD);
-        while let Some((f, bytes)) = stream.try_next().await? {
+        // The read-ahead futures own what they use (a store handle and the
+        // file's index): borrowing closures here made every future that
+        // awaits a replay (`Snapshot::load`, `dar_scan::Table::open`) fail
+        // rustc's `Send` check ("`FnOnce` is not general enough").
+        let fetches = (0..commits.len()).rev().map(|i| {
+            let store = Arc::clone(store);
+            let f = commits[i].clone();
+            async move { fetch(store.as_ref(), &f).await.map(|b| (i, b)) }
+        });
+        let mut stream = futures::stream::iter(fetches).buffered(COMMIT_READAHEAD);
+        while let Some((i, bytes)) = stream.try_next().await? {
+            let f = &commits[i];
             // A compaction holds no commitInfo, and never ends at `version`.
             let is_target = f.kind == LogFileKind::Commit && f.version == version;
             self.commit(f, &bytes, is_target)?;

@@ -390,3 +390,24 @@ async fn time_travel_by_timestamp_and_lazy_file_index() {
     assert_eq!(rows(&collect(&plan).await), vec!["id=2", "id=2"]);
     assert_eq!(plan.metrics().snapshot().files_pruned, 2);
 }
+
+/// Opening a table and scanning it are `Send` futures, so engines can run
+/// them on spawned tasks (`tokio::spawn`, `async_trait` methods). Replay's
+/// read-ahead once broke this ("`FnOnce` is not general enough").
+#[tokio::test]
+async fn open_and_scan_run_on_spawned_tasks() {
+    let Some(path) = table_path("kernel/table-with-dv-small") else {
+        return;
+    };
+    let uri = path.to_str().unwrap().to_string();
+    let rows = tokio::spawn(async move {
+        let table = dar_scan::Table::open(&uri).await.unwrap();
+        let plan = table.scan().build().unwrap();
+        let batches: Vec<arrow_array::RecordBatch> =
+            futures::TryStreamExt::try_collect(plan.execute()).await.unwrap();
+        batches.iter().map(|b| b.num_rows()).sum::<usize>()
+    })
+    .await
+    .unwrap();
+    assert_eq!(rows, 8);
+}
