@@ -137,8 +137,12 @@ pub fn eval_row(e: &Expr, batch: &RecordBatch, row: usize) -> Option<bool> {
             Scalar::Utf8(s) => neg(Some(s.starts_with(prefix.as_str())), *negated),
             _ => None,
         },
-        Expr::And(a, b) => and(eval_row(a, batch, row), eval_row(b, batch, row)),
-        Expr::Or(a, b) => or(eval_row(a, batch, row), eval_row(b, batch, row)),
+        Expr::And(c) => c
+            .iter()
+            .fold(Some(true), |acc, x| and(acc, eval_row(x, batch, row))),
+        Expr::Or(c) => c
+            .iter()
+            .fold(Some(false), |acc, x| or(acc, eval_row(x, batch, row))),
         Expr::Not(a) => eval_row(a, batch, row).map(|b| !b),
         Expr::Column(_) => panic!("bound predicates have no bare columns"),
     }
