@@ -194,14 +194,11 @@ impl Pruner<'_> {
                 for c in children {
                     match self.may_match(c) {
                         Some(x) => {
-                            acc = match acc {
-                                None => Some(x),
-                                Some(a) => self.kernel(arrow_arith::boolean::and_kleene(&a, &x)),
-                            };
-                            if acc.is_none() {
-                                // A kernel failed: the whole AND is unknown.
-                                return None;
-                            }
+                            // A kernel failure makes the whole AND unknown.
+                            acc = Some(match acc {
+                                None => x,
+                                Some(a) => self.kernel(arrow_arith::boolean::and_kleene(&a, &x))?,
+                            });
                         }
                         None => any_unknown = true,
                     }
