@@ -6,25 +6,22 @@ use std::path::{Path, PathBuf};
 
 use crate::{arg, dar, sample, sample_copy};
 
-/// A copy of the sample table whose scan fails half-way (one data file
-/// removed), and the name of a data file that is still there.
-fn failing_table() -> (tempfile::TempDir, PathBuf) {
-    let t = sample_copy();
-    let mut files: Vec<PathBuf> = fs::read_dir(t.path().join("day=2024-01-04"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .collect();
-    files.sort();
-    fs::remove_file(files.pop().unwrap()).unwrap();
-    let kept = fs::read_dir(t.path().join("day=2024-01-01"))
+/// The data file of partition folder `day` of a sample table copy.
+fn data_file(table: &Path, day: &str) -> PathBuf {
+    fs::read_dir(table.join(day))
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .unwrap();
-    (t, kept)
+        .unwrap()
+}
+
+/// A copy of the sample table whose scan fails half-way (its last data
+/// file removed).
+fn failing_table() -> tempfile::TempDir {
+    let t = sample_copy();
+    fs::remove_file(data_file(t.path(), "day=2024-01-04")).unwrap();
+    t
 }
 
 fn scan_to(table: &Path, out: &Path) -> assert_cmd::assert::Assert {
@@ -46,7 +43,7 @@ fn entries(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_failing_scan_leaves_an_existing_file_unchanged() {
-    let (t, _) = failing_table();
+    let t = failing_table();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rows.csv");
     fs::write(&out, "precious").unwrap();
@@ -68,7 +65,7 @@ fn a_successful_scan_replaces_the_file_whole() {
 #[cfg(unix)]
 #[test]
 fn a_symlink_target_survives_a_failing_scan() {
-    let (t, _) = failing_table();
+    let t = failing_table();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target.csv");
     let link = dir.path().join("link.csv");
@@ -84,7 +81,7 @@ fn a_symlink_target_survives_a_failing_scan() {
 #[test]
 fn a_device_survives_a_failing_scan() {
     use std::os::unix::fs::FileTypeExt;
-    let (t, _) = failing_table();
+    let t = failing_table();
     scan_to(t.path(), Path::new("/dev/null")).failure().code(1);
     let m = fs::metadata("/dev/null").unwrap();
     assert!(m.file_type().is_char_device());
@@ -93,12 +90,7 @@ fn a_device_survives_a_failing_scan() {
 #[test]
 fn output_inside_the_table_is_refused_and_the_data_is_untouched() {
     let t = sample_copy();
-    let data = fs::read_dir(t.path().join("day=2024-01-01"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .unwrap();
+    let data = data_file(t.path(), "day=2024-01-01");
     let before = fs::read(&data).unwrap();
     let out = scan_to(t.path(), &data).failure().code(1);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();

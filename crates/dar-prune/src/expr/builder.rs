@@ -50,42 +50,14 @@ impl Expr {
         cmp(self, op, other)
     }
     /// `self AND other`, flat: an `AND` on either side takes the other
-    /// side in (appending to a left `AND` is amortized O(1), so a long
+    /// side in (appending to a left `AND` reuses its list, so a long
     /// `a.and(b).and(c)...` chain builds in linear time).
     pub fn and(self, other: Expr) -> Expr {
-        match (self, other) {
-            (Expr::And(mut left), Expr::And(right)) => {
-                left.extend(right);
-                Expr::And(left)
-            }
-            (Expr::And(mut left), right) => {
-                left.push(right);
-                Expr::And(left)
-            }
-            (left, Expr::And(mut right)) => {
-                right.insert(0, left);
-                Expr::And(right)
-            }
-            (left, right) => Expr::And(vec![left, right]),
-        }
+        Expr::and_all([self, other])
     }
     /// `self OR other`, flat like [`Expr::and`].
     pub fn or(self, other: Expr) -> Expr {
-        match (self, other) {
-            (Expr::Or(mut left), Expr::Or(right)) => {
-                left.extend(right);
-                Expr::Or(left)
-            }
-            (Expr::Or(mut left), right) => {
-                left.push(right);
-                Expr::Or(left)
-            }
-            (left, Expr::Or(mut right)) => {
-                right.insert(0, left);
-                Expr::Or(right)
-            }
-            (left, right) => Expr::Or(vec![left, right]),
-        }
+        Expr::or_any([self, other])
     }
     /// `NOT self` (named `not_` so it does not shadow `std::ops::Not`).
     #[allow(clippy::should_implement_trait, reason = "builder reads as SQL")]

@@ -212,10 +212,19 @@ impl Expr {
 fn junction(exprs: impl IntoIterator<Item = Expr>, is_and: bool) -> Expr {
     let mut terms: Vec<Expr> = Vec::new();
     for e in exprs {
-        match e {
-            Expr::And(children) if is_and => terms.extend(children),
-            Expr::Or(children) if !is_and => terms.extend(children),
-            other => terms.push(other),
+        let children = match e {
+            Expr::And(children) if is_and => children,
+            Expr::Or(children) if !is_and => children,
+            other => {
+                terms.push(other);
+                continue;
+            }
+        };
+        if terms.is_empty() {
+            // Reuse the first list: `a.and(b)` on a long `a` appends.
+            terms = children;
+        } else {
+            terms.extend(children);
         }
     }
     match terms.len() {

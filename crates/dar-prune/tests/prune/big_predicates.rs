@@ -43,6 +43,15 @@ fn files() -> FileStatistics {
         .build()
 }
 
+/// `got` is NULL where the batch's id is NULL (every tenth row), else
+/// `want(row)`.
+fn assert_rows(got: &arrow_array::BooleanArray, want: impl Fn(i64) -> bool) {
+    for (row, v) in got.iter().enumerate() {
+        let row = row as i64;
+        assert_eq!(v, (row % 10 != 9).then(|| want(row)), "row {row}");
+    }
+}
+
 /// Runs `f` on a thread with the default test stack (2 MiB), so a pass
 /// that recursed per term would overflow here.
 fn on_small_stack(f: impl FnOnce() + Send + 'static) {
@@ -74,10 +83,7 @@ fn a_100k_term_or_chain_parses_binds_prunes_evaluates_and_prints() {
             [true; 10].into_iter().chain([false]).collect::<Vec<_>>()
         );
         let got = p.evaluate(&batch()).unwrap();
-        for (row, v) in got.iter().enumerate() {
-            let want = (row % 10 != 9).then_some((row as i64 * 7) % 3 == 0);
-            assert_eq!(v, want, "row {row}");
-        }
+        assert_rows(&got, |row| (row * 7) % 3 == 0);
         let shown = p.expr().to_string();
         assert!(
             shown.starts_with("(id = 0 OR id = 3 OR"),
@@ -101,10 +107,7 @@ fn a_100k_term_and_chain_built_by_api_stays_flat() {
         let p = Predicate::try_new(expr, &schema()).unwrap();
         let got = p.evaluate(&batch()).unwrap();
         // Only row 0 (id 0) is a multiple of 1000; NULL ids stay NULL.
-        for (row, v) in got.iter().enumerate() {
-            let want = (row % 10 != 9).then_some(row != 0);
-            assert_eq!(v, want, "row {row}");
-        }
+        assert_rows(&got, |row| row != 0);
         assert_eq!(p.prune(&files()).metrics.kept, 11);
         let text = format!("NOT ({})", p.expr());
         let again = Predicate::parse(&text, &schema()).unwrap();
@@ -185,15 +188,9 @@ fn a_100k_value_in_list_prunes_and_evaluates() {
             [true; 10].into_iter().chain([false]).collect::<Vec<_>>()
         );
         let got = p.evaluate(&batch()).unwrap();
-        for (row, v) in got.iter().enumerate() {
-            let want = (row % 10 != 9).then_some((row as i64 * 7) % 3 == 0);
-            assert_eq!(v, want, "row {row}");
-        }
+        assert_rows(&got, |row| (row * 7) % 3 == 0);
         let not_in = Predicate::parse(&text.replace(" IN ", " NOT IN "), &schema()).unwrap();
         let got = not_in.evaluate(&batch()).unwrap();
-        for (row, v) in got.iter().enumerate() {
-            let want = (row % 10 != 9).then_some((row as i64 * 7) % 3 != 0);
-            assert_eq!(v, want, "row {row}");
-        }
+        assert_rows(&got, |row| (row * 7) % 3 != 0);
     });
 }
