@@ -146,3 +146,29 @@ fn errors_point_at_the_token() {
     let err = parse_expr("s LIKE 'a_c%'").unwrap_err();
     assert!(err.to_string().contains("LIKE pattern"), "{err}");
 }
+
+#[test]
+fn chains_are_flat_through_parentheses() {
+    let e = parse_expr("(a = 1 OR b = 2) OR (c = 3 OR (d = 4))").unwrap();
+    let Expr::Or(terms) = &e else { panic!("{e}") };
+    assert_eq!(terms.len(), 4, "{e}");
+    let e = parse_expr("a = 1 AND (b = 2 OR c = 3) AND d = 4").unwrap();
+    let Expr::And(terms) = &e else { panic!("{e}") };
+    assert_eq!(terms.len(), 3, "{e}");
+    assert!(matches!(&terms[1], Expr::Or(t) if t.len() == 2), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "(a = 1 AND (b = 2 OR c = 3) AND d = 4)",
+        "prints back flat"
+    );
+}
+
+#[test]
+fn long_tokens_are_quoted_short() {
+    let long = "x".repeat(10_000);
+    let err = parse_expr(&format!("a = 1 {long}"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.len() < 200, "{err}");
+    assert!(err.contains("(10000 bytes)"), "{err}");
+}
