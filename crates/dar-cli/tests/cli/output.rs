@@ -171,3 +171,78 @@ fn duplicate_output_columns_are_refused() {
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("'trip_id' is listed twice"), "{err}");
 }
+
+/// Writes a one-file table of `rows` ids into `dir`.
+#[cfg(unix)]
+fn big_table(dir: &Path, rows: i64) {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir).unwrap());
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let mut table = dar_testkit::TableWriter::builder(
+            store,
+            object_store::path::Path::from("t"),
+            schema.clone(),
+        )
+        .create()
+        .await
+        .unwrap();
+        let ids = Int64Array::from_iter_values(0..rows);
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(ids)]).unwrap();
+        table.append(&batch).await.unwrap();
+    });
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_leaves_the_old_file_and_no_partial_one() {
+    use std::time::{Duration, Instant};
+
+    let tables = tempfile::tempdir().unwrap();
+    big_table(tables.path(), 3_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rows.csv");
+    fs::write(&out, "precious").unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dar"))
+        .args([
+            "scan",
+            &arg(&tables.path().join("t")),
+            "--format",
+            "csv",
+            "--output",
+        ])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The temporary file appears once the scan writes (the handler is
+    // installed by then); interrupt it there.
+    let started = Instant::now();
+    while entries(dir.path()).len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no temporary file"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "dar ended before Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    let err = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert_eq!(fs::read_to_string(&out).unwrap(), "precious");
+    assert_eq!(entries(dir.path()), ["rows.csv"], "no partial file left");
+}
