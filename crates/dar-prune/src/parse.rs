@@ -23,7 +23,7 @@ use crate::expr::{CmpOp, ColumnPath, Expr, MAX_EXPR_DEPTH, Scalar, UTC, check_de
 
 mod tree;
 
-pub use tree::MAX_KEYWORD_PAREN_DEPTH;
+pub use tree::{MAX_KEYWORD_PAREN_DEPTH, MAX_NAME_PARTS};
 
 /// Parses a predicate such as `a > 5 AND b IN ('x', 'y')` into an [`Expr`].
 /// Column names are not checked here; [`crate::Predicate::try_new`] does that.

@@ -26,10 +26,16 @@ use crate::expr::MAX_EXPR_DEPTH;
 /// before sqlparser sees it (a linear scan of the tokens).
 pub const MAX_KEYWORD_PAREN_DEPTH: usize = 16;
 
+/// Parts a dotted name (`a.b.c`) may have. sqlparser backtracks over each
+/// dot of a name that ends in an error (`a.b.c.`), again at a cost that
+/// doubles per part; struct paths are far shorter in practice.
+pub const MAX_NAME_PARTS: usize = 10;
+
 /// Checks the nesting of `text` from its tokens (a linear scan, before
 /// sqlparser sees it): parentheses and runs of prefix operators (`NOT`,
 /// unary `-`/`+`) may nest [`MAX_EXPR_DEPTH`] levels, and parentheses
-/// right after a keyword [`MAX_KEYWORD_PAREN_DEPTH`]. Text that does not
+/// right after a keyword [`MAX_KEYWORD_PAREN_DEPTH`]; a dotted name has at
+/// most [`MAX_NAME_PARTS`] parts. Text that does not
 /// tokenize passes (the parser reports it).
 pub(super) fn scan_nesting(dialect: &dyn Dialect, text: &str) -> Result<()> {
     let Ok(tokens) = Tokenizer::new(dialect, text).tokenize() else {
@@ -40,9 +46,22 @@ pub(super) fn scan_nesting(dialect: &dyn Dialect, text: &str) -> Result<()> {
     let mut open: Vec<(bool, usize)> = Vec::new();
     let (mut keyword_led, mut outer_runs, mut run) = (0usize, 0usize, 0usize);
     let mut previous_keyword = false;
+    let mut dots = 0usize;
     for token in tokens {
         match &token {
             Token::Whitespace(_) => continue,
+            Token::Period => dots += 1,
+            Token::Word(_) => {}
+            _ => dots = 0,
+        }
+        if dots >= MAX_NAME_PARTS {
+            return Err(PruneError::Unsupported {
+                line: 0,
+                column: 0,
+                what: format!("a dotted name of more than {MAX_NAME_PARTS} parts"),
+            });
+        }
+        match &token {
             Token::LParen | Token::LBracket => {
                 open.push((previous_keyword, run));
                 outer_runs += run;
