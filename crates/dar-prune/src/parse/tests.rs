@@ -182,3 +182,15 @@ fn long_dotted_names_are_refused_before_sqlparser_backtracks() {
     assert!(parse_expr("a.b.c.d.e.f.g.h.i.j = 1").is_ok());
     assert!(parse_expr("a.b.c.d.e.f.g.h.i.j.k = 1").is_err());
 }
+
+#[test]
+fn a_dot_before_anything_but_a_name_is_refused_early() {
+    // Found by the fuzz target: minutes of sqlparser backtracking over
+    // `word .(` for 212 bytes.
+    let text = "n00.I .n00.I .Ts .( NI.n00.I .Ts .( NIS>S.I .Ts .( NIS.S.I .J#NI/S.USS>S.I";
+    let err = parse_expr(&text.repeat(3)).unwrap_err();
+    assert!(
+        err.to_string().contains("`.` must be followed by a name"),
+        "{err}"
+    );
+}

@@ -47,7 +47,21 @@ pub(super) fn scan_nesting(dialect: &dyn Dialect, text: &str) -> Result<()> {
     let (mut keyword_led, mut outer_runs, mut run) = (0usize, 0usize, 0usize);
     let mut previous_keyword = false;
     let mut dots = 0usize;
+    let mut after_dot = false;
     for token in tokens {
+        if matches!(token, Token::Whitespace(_)) {
+            continue;
+        }
+        if after_dot && !matches!(token, Token::Word(_)) {
+            // sqlparser backtracks exponentially over `a .(` chains before
+            // it says so; a predicate only ever has names after a dot.
+            return Err(PruneError::Unsupported {
+                line: 0,
+                column: 0,
+                what: format!("`{token}` after a `.` (a `.` must be followed by a name)"),
+            });
+        }
+        after_dot = matches!(token, Token::Period);
         match &token {
             Token::Whitespace(_) => continue,
             Token::Period => dots += 1,
