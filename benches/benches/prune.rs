@@ -228,7 +228,11 @@ fn keyed_may_match(e: &Expr, f: &KeyedStats) -> Option<bool> {
         _ => None,
     };
     match e {
-        Expr::And(a, b) => and(keyed_may_match(a, f), keyed_may_match(b, f)),
+        Expr::And(children) => children
+            .iter()
+            .map(|c| keyed_may_match(c, f))
+            .reduce(and)
+            .unwrap_or(Some(true)),
         Expr::Compare { left, op, right } => {
             let (c, Expr::Literal(l)) = (column(left)?, right.as_ref()) else {
                 return None;

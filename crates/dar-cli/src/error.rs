@@ -35,15 +35,16 @@ pub enum CliError {
     Scan(#[from] ScanError),
 
     /// The `--filter` predicate does not parse or does not fit the schema.
-    #[error("invalid --filter \"{filter}\"{near}")]
+    #[error("invalid --filter \"{filter}\"{near}: {source}")]
     Filter {
-        /// The predicate text.
+        /// The predicate text (shortened when long).
         filter: String,
-        /// ` (near "...")`: the text from the offending token on, when known.
+        /// ` (near "...")`: the text from the offending token on, when known
+        /// (shortened when long).
         near: String,
-        /// The scan error.
+        /// What is wrong with it.
         #[source]
-        source: Box<ScanError>,
+        source: Box<dar_prune::PruneError>,
     },
 
     /// A `--columns` entry names no column of the table.
@@ -84,6 +85,26 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+
+    /// Writing the `--output` file failed (nothing was left at its path
+    /// that was not there before).
+    #[error("cannot write output file '{}': {source}", .path.display())]
+    WriteOutput {
+        /// The file, as given.
+        path: PathBuf,
+        /// The writer's error (I/O, Arrow, Parquet).
+        #[source]
+        source: Box<dyn StdError + Send + Sync>,
+    },
+
+    /// Standard output is closed (`dar scan T >&-`): there is nowhere to
+    /// write the result.
+    #[error("standard output is closed; redirect it or use --output FILE")]
+    StdoutClosed,
+
+    /// Ctrl-C stopped the command (a partial `--output` file was removed).
+    #[error("interrupted")]
+    Interrupted,
 
     /// Writing the output failed.
     #[error("cannot write {format} output: {source}")]
@@ -130,6 +151,17 @@ impl CliError {
         Self::Write {
             format,
             source: Box::new(source),
+        }
+    }
+
+    /// The same error, naming the `--output` file it was writing to.
+    pub(crate) fn in_file(self, path: &std::path::Path) -> Self {
+        match self {
+            Self::Write { source, .. } => Self::WriteOutput {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => other,
         }
     }
 

@@ -1,6 +1,8 @@
 //! The process boundary: parse the arguments, run the command on a tokio
 //! runtime with the real standard streams, and turn the outcome into an
-//! exit status (0, or 1 with one line on stderr; a closed stdout is 0).
+//! exit status (0; 1 with one line on stderr; 130 after Ctrl-C). A reader
+//! that goes away (`| head`) is success; a standard output closed before
+//! the start (`>&-`) is an error.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -9,15 +11,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 use crate::commands::{Streams, run};
 use crate::error::{CliError, one_line};
 use crate::output;
 
 /// Folds a clap error onto one line (its text before the usage section),
-/// with the values of `KEY=VALUE` arguments redacted unless the key is known
-/// to be harmless: clap quotes a misplaced argument, and a misplaced storage
-/// option may hold a secret.
+/// with the values of `KEY=VALUE` arguments redacted: clap quotes a
+/// misplaced argument, a misplaced storage option may hold a secret, and
+/// no storage option value is ever echoed.
 fn usage_error(e: &clap::Error, args: &[String]) -> CliError {
     let text = e.render().to_string();
     let mut message = text
@@ -45,7 +47,7 @@ fn usage_error(e: &clap::Error, args: &[String]) -> CliError {
     }
 }
 
-/// The value of a `KEY=VALUE` argument that may be secret.
+/// The value of a `KEY=VALUE` argument that may be a storage option.
 fn secret_value(arg: &str) -> Option<&str> {
     // `--filter=a = 1` and friends are not storage options.
     const FLAGS: [&str; 9] = [
@@ -61,7 +63,7 @@ fn secret_value(arg: &str) -> Option<&str> {
     ];
     let arg = arg.strip_prefix("--storage-option=").unwrap_or(arg);
     let (key, value) = arg.split_once('=')?;
-    if value.is_empty() || FLAGS.contains(&key) || dar_io::StorageOptions::is_public_key(key) {
+    if value.is_empty() || FLAGS.contains(&key) {
         return None;
     }
     Some(value)
@@ -83,6 +85,9 @@ pub fn main() -> ExitCode {
         }
         Err(e) => return fail(&usage_error(&e, &args)),
     };
+    if writes_to_stdout(&cli) && stdout_closed() {
+        return fail(&CliError::StdoutClosed);
+    }
     let broken = Arc::new(AtomicBool::new(false));
     let mut stdout = std::io::BufWriter::with_capacity(
         64 * 1024,
@@ -105,12 +110,50 @@ pub fn main() -> ExitCode {
         .and_then(|()| stdout.flush().map_err(|e| CliError::write("output", e)));
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Interrupted) => {
+            let _ = writeln!(std::io::stderr(), "dar: interrupted");
+            // 128 + SIGINT, as a shell reports a process stopped by Ctrl-C.
+            ExitCode::from(130)
+        }
         Err(e) if e.is_broken_pipe() || broken.load(Ordering::Relaxed) => {
             // Whoever read our output has what they wanted.
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),
     }
+}
+
+/// Whether standard output was closed when dar started (`>&-`), not merely
+/// a pipe whose reader went away. Rust's runtime reopens a closed
+/// descriptor 1 on `/dev/null`, read-write, before `main`, so every write
+/// would vanish; a shell's `> /dev/null` opens it write-only, which stays
+/// allowed. Only Linux shows the open mode (`/proc/self/fdinfo`); elsewhere
+/// a closed standard output goes undetected.
+#[cfg(target_os = "linux")]
+fn stdout_closed() -> bool {
+    let on_null = std::fs::read_link("/proc/self/fd/1")
+        .is_ok_and(|target| target == std::path::Path::new("/dev/null"));
+    let read_write = || {
+        std::fs::read_to_string("/proc/self/fdinfo/1")
+            .ok()
+            .and_then(|info| {
+                let flags = info.lines().find_map(|l| l.strip_prefix("flags:"))?;
+                u32::from_str_radix(flags.trim(), 8).ok()
+            })
+            .is_some_and(|flags| flags & 0o3 == 0o2)
+    };
+    on_null && read_write()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stdout_closed() -> bool {
+    false
+}
+
+/// Whether the command's result goes to standard output (everything but
+/// `scan --output`).
+fn writes_to_stdout(cli: &Cli) -> bool {
+    !matches!(&cli.command, Command::Scan(args) if args.output.is_some())
 }
 
 fn fail(e: &CliError) -> ExitCode {
@@ -144,8 +187,10 @@ mod tests {
             m.starts_with("invalid value 'x' for '--version <N>'"),
             "{m}"
         );
-        // Harmless keys and dar's own flags are kept.
-        assert!(usage(&["dar", "info", "t", "aws_region=eu"]).contains("aws_region=eu"));
+        // No storage option value is echoed, not even a harmless one;
+        // dar's own flags are kept.
+        let m = usage(&["dar", "info", "t", "aws_region=eu-west-9"]);
+        assert!(!m.contains("eu-west-9") && m.contains("aws_region="), "{m}");
         assert_eq!(secret_value("--filter=a = 1"), None);
         assert_eq!(secret_value("--storage-option=token=abc"), Some("abc"));
         let m = usage(&["dar", "info", "t", "aa=a"]);

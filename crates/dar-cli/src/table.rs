@@ -13,16 +13,33 @@ use crate::error::CliError;
 /// the epoch.
 pub fn parse_timestamp_ms(text: &str) -> Result<i64, CliError> {
     let text = text.trim();
-    if let Ok(ms) = text.parse::<i64>() {
-        return Ok(ms);
+    let invalid = |reason: String| CliError::InvalidArgument {
+        argument: "--timestamp",
+        reason,
+    };
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse::<i64>().map_err(|_| {
+            invalid(format!(
+                "'{text}' milliseconds since the epoch is out of range (at most {} digits)",
+                i64::MAX.to_string().len() - 1
+            ))
+        });
+    }
+    // RFC 3339 years have four digits; chrono calls a longer one "invalid
+    // characters".
+    let year_digits = unsigned.bytes().take_while(u8::is_ascii_digit).count();
+    if year_digits > 4 && unsigned.as_bytes().get(year_digits) == Some(&b'-') {
+        return Err(invalid(format!(
+            "'{text}' is out of range (RFC 3339 years run from 0000 to 9999)"
+        )));
     }
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.timestamp_millis())
-        .map_err(|e| CliError::InvalidArgument {
-            argument: "--timestamp",
-            reason: format!(
+        .map_err(|e| {
+            invalid(format!(
                 "'{text}' is neither RFC 3339 (like 2024-01-31T12:00:00Z) nor milliseconds since the epoch ({e})"
-            ),
+            ))
         })
 }
 
@@ -84,6 +101,13 @@ mod tests {
             parse_timestamp_ms("2024-01-31T13:00:00.250+01:00").unwrap(),
             1_706_702_400_250
         );
+        let e = parse_timestamp_ms("99999999999999999999").unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        let e = parse_timestamp_ms("10000-01-01T00:00:00Z").unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert!(!e.to_string().contains("invalid characters"), "{e}");
+        let e = parse_timestamp_ms("2024-13-01T00:00:00Z").unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
         let e = parse_timestamp_ms("yesterday").unwrap_err();
         assert!(
             e.to_string()

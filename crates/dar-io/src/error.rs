@@ -58,14 +58,16 @@ pub enum Error {
         reason: String,
     },
 
-    /// The object store client could not be built.
-    #[error("cannot build object store for '{uri}': {source}")]
+    /// The object store client could not be built (for example a storage
+    /// option value does not parse). The reason is object_store's message
+    /// with every quoted value replaced by `<redacted>`: no storage option
+    /// value is ever echoed, secret or not.
+    #[error("cannot build object store for '{uri}': {reason}")]
     BuildStore {
         /// The URI, redacted.
         uri: String,
-        /// The object_store error.
-        #[source]
-        source: object_store::Error,
+        /// What failed, without option values.
+        reason: String,
     },
 
     /// A store operation on one object failed.
@@ -91,25 +93,18 @@ pub enum Error {
         actual: u64,
     },
 
-    /// A transient fault persisted through every retry.
-    #[error("request for '{path}' failed after {attempts} attempts: {source}")]
-    RetriesExhausted {
+    /// The object is not the size its caller (a Delta log's `add.size`)
+    /// said, so its footer is not where it was looked for.
+    #[error(
+        "'{path}' is {actual} bytes, but its size was given as {expected} bytes (the table log and the file disagree)"
+    )]
+    SizeMismatch {
         /// The object path.
         path: String,
-        /// Attempts made.
-        attempts: u32,
-        /// The last error.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync + 'static>,
-    },
-
-    /// One attempt took longer than the per-attempt timeout.
-    #[error("request for '{path}' timed out after {timeout:?}")]
-    Timeout {
-        /// The object path.
-        path: String,
-        /// The timeout that elapsed.
-        timeout: std::time::Duration,
+        /// The size the caller gave.
+        expected: u64,
+        /// The object's size in the store.
+        actual: u64,
     },
 
     /// A byte range is malformed (start after end) or outside the object.

@@ -17,8 +17,10 @@
 //! - [`ParquetReader`]: a parquet `AsyncFileReader` with a one-request footer,
 //!   whole-object reads of small files, planned range reads and a shared
 //!   [`MetadataCache`].
-//! - [`RetryStore`]: retries and body-length checks; `testing::FaultStore`
-//!   (feature `testing`) injects faults for tests.
+//! - [`RetryPolicy`]: the one retry policy, handed to object_store's HTTP
+//!   client (jittered backoff, attempt and time caps, connect timeout);
+//!   [`CheckedStore`] checks every body's length and retries nothing.
+//!   `testing::FaultStore` (feature `testing`) injects faults for tests.
 //!
 //! # Example
 //!
@@ -43,6 +45,7 @@
 //! ```
 
 mod cache;
+mod checked;
 mod class;
 mod cost;
 mod error;
@@ -59,6 +62,7 @@ mod wrapper;
 pub mod testing;
 
 pub use cache::{CacheStats, CachedMetadata, MetadataCache, MetadataKey};
+pub use checked::CheckedStore;
 pub use class::ObjectClass;
 pub use cost::{CostModel, CostParams, Observation, ProbeBudget, SharedCostModel};
 pub use error::{Error, Result};
@@ -67,5 +71,5 @@ pub use metered::{ClassStats, IoMetrics, IoSnapshot, MeteredStore};
 pub use options::{REDACTED, StorageOptions, redact_uri};
 pub use planner::{FetchSlice, RangePlan, estimate_time, plan_ranges};
 pub use reader::{ParquetReader, RangeStrategy};
-pub use retry::{RetryPolicy, RetryStore};
+pub use retry::RetryPolicy;
 pub use uri::{Backend, TableStore, TableStoreBuilder};

@@ -227,8 +227,33 @@ impl ParquetReader {
     }
 
     /// Loads (or finds in the cache) the footer, with page indexes when the
-    /// options ask for them.
+    /// options ask for them. When a footer does not parse at the size the
+    /// caller gave (Delta `add.size`), one HEAD tells whether the object is
+    /// really that size: if not, the error is [`Error::SizeMismatch`].
     pub async fn load_metadata(
+        &mut self,
+        options: Option<&ArrowReaderOptions>,
+    ) -> Result<Arc<ParquetMetaData>> {
+        let given = self.size;
+        match self.load_metadata_at_size(options).await {
+            Err(e @ Error::Parquet { .. }) => {
+                let Some(expected) = given else {
+                    return Err(e);
+                };
+                match self.fetcher.store.head(&self.fetcher.path).await {
+                    Ok(meta) if meta.size != expected => Err(Error::SizeMismatch {
+                        path: self.fetcher.path.to_string(),
+                        expected,
+                        actual: meta.size,
+                    }),
+                    _ => Err(e),
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn load_metadata_at_size(
         &mut self,
         options: Option<&ArrowReaderOptions>,
     ) -> Result<Arc<ParquetMetaData>> {

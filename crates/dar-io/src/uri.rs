@@ -14,7 +14,7 @@
 //! [`StorageOptions`] on top. The built store is layered:
 //!
 //! ```text
-//! RetryStore (retries, body length check)
+//! CheckedStore (body length check; retries are object_store's, per RetryPolicy)
 //!   └ LimitStore (max concurrent requests)
 //!       └ MeteredStore (requests, bytes, latency per class -> IoMetrics, CostModel)
 //!           └ backend (LocalFileSystem, AmazonS3, ...)
@@ -31,11 +31,12 @@ use object_store::path::Path;
 use url::Url;
 
 use crate::cache::MetadataCache;
+use crate::checked::CheckedStore;
 use crate::cost::{CostModel, CostParams};
 use crate::error::{Error, Result};
 use crate::metered::{IoMetrics, MeteredStore};
 use crate::options::{StorageOptions, redact_uri};
-use crate::retry::{RetryPolicy, RetryStore};
+use crate::retry::RetryPolicy;
 
 /// Which kind of backend a table lives on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -173,8 +174,6 @@ pub struct TableStoreBuilder {
     env: Option<Vec<(String, String)>>,
     max_concurrency: Option<usize>,
     retry: RetryPolicy,
-    #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
-    http_retry: Option<object_store::RetryConfig>,
     cost: Option<CostParams>,
     metrics: IoMetrics,
     cache: MetadataCache,
@@ -202,8 +201,6 @@ impl TableStoreBuilder {
             env: None,
             max_concurrency: None,
             retry: RetryPolicy::default(),
-            #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
-            http_retry: None,
             cost: None,
             metrics: IoMetrics::new(),
             cache: MetadataCache::default(),
@@ -231,16 +228,11 @@ impl TableStoreBuilder {
         self
     }
 
-    /// Retry policy of the read layer (length checks, mid-body faults).
+    /// The retry policy of cloud backends (the only retries dar makes; see
+    /// [`RetryPolicy`]). A `connect_timeout` storage option overrides the
+    /// policy's connect timeout.
     pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
-        self
-    }
-
-    /// object_store's HTTP retry config for cloud backends.
-    #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
-    pub fn with_http_retry(mut self, config: object_store::RetryConfig) -> Self {
-        self.http_retry = Some(config);
         self
     }
 
@@ -292,10 +284,8 @@ impl TableStoreBuilder {
         let metered = MeteredStore::new(backend_store)
             .with_metrics(self.metrics.clone())
             .with_cost_model(Arc::clone(&cost));
-        let store: Arc<dyn ObjectStore> = Arc::new(RetryStore::new(
-            LimitStore::new(metered, limit),
-            self.retry.clone(),
-        ));
+        let store: Arc<dyn ObjectStore> =
+            Arc::new(CheckedStore::new(LimitStore::new(metered, limit)));
         Ok(TableStore {
             store,
             root: location.root,
@@ -374,13 +364,17 @@ impl TableStoreBuilder {
         })
     }
 
-    /// Configures a cloud builder: environment first (unknown variables with
-    /// the backend's prefix are ignored, as object_store's `from_env` does),
-    /// then caller options (unknown keys are an error: a typo must not
-    /// silently fall back to defaults), then the HTTP retry policy. The
-    /// caller sets the bucket / URL afterwards so options cannot override it.
+    /// Configures a cloud builder: the policy's connect timeout, then the
+    /// environment (unknown variables with the backend's prefix are
+    /// ignored, as object_store's `from_env` does), then caller options
+    /// (unknown keys are an error: a typo must not silently fall back to
+    /// defaults), then the retry policy. The caller sets the bucket / URL
+    /// afterwards so options cannot override it.
     #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
     fn configure<B: CloudBuilder>(&self, mut b: B) -> Result<B> {
+        if let Ok(key) = "connect_timeout".parse::<B::Key>() {
+            b = b.with_key(key, self.retry.connect_timeout_option());
+        }
         for (k, v) in self.env_with_prefix(B::ENV_PREFIX) {
             if let Ok(key) = k.to_ascii_lowercase().parse::<B::Key>() {
                 b = b.with_key(key, v);
@@ -393,18 +387,37 @@ impl TableStoreBuilder {
             })?;
             b = b.with_key(key, v.to_string());
         }
-        if let Some(r) = &self.http_retry {
-            b = b.with_http_retry(r.clone());
-        }
-        Ok(b)
+        Ok(b.with_http_retry(self.retry.http_config()))
     }
 }
 
 /// Builds a configured cloud store; `uri` (already redacted) names it in errors.
 #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
 fn build<B: CloudBuilder>(b: B, uri: String) -> Result<Arc<dyn ObjectStore>> {
-    b.build_store()
-        .map_err(|source| Error::BuildStore { uri, source })
+    b.build_store().map_err(|source| Error::BuildStore {
+        uri,
+        reason: redact_quoted(&source.to_string()),
+    })
+}
+
+/// `text` with every `"..."` and `'...'` span replaced by `<redacted>`:
+/// object_store quotes the offending value when an option does not parse
+/// (`failed to parse "maybe" as boolean`).
+#[cfg(any(feature = "aws", feature = "azure", feature = "gcp", test))]
+fn redact_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find(['"', '\'']) {
+        let quote = rest[open..].chars().next().unwrap_or('"');
+        let Some(len) = rest[open + 1..].find(quote) else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        out.push_str(crate::options::REDACTED);
+        rest = &rest[open + 1 + len + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What [`TableStoreBuilder::configure`] needs from object_store's cloud

@@ -1,6 +1,6 @@
 //! The pass-through part of dar-io's store wrappers.
 //!
-//! [`RetryStore`](crate::RetryStore), [`MeteredStore`](crate::MeteredStore)
+//! [`CheckedStore`](crate::CheckedStore), [`MeteredStore`](crate::MeteredStore)
 //! and `testing::FaultStore` each wrap an inner store in a field `inner` and
 //! change only how a GET behaves; every other `ObjectStore` method forwards
 //! to `inner`. This macro writes that forwarding once.

@@ -57,7 +57,7 @@ pub enum PruneError {
     },
     /// The expression has a shape the evaluator does not accept (for example
     /// a comparison whose operand is itself a comparison).
-    #[error("invalid predicate: {message}")]
+    #[error("{message}")]
     InvalidExpr {
         /// What is wrong.
         message: String,
@@ -81,6 +81,27 @@ pub enum PruneError {
         column: u64,
         /// The unsupported construct and, where possible, what to use instead.
         what: String,
+    },
+    /// The predicate nests deeper than [`crate::MAX_EXPR_DEPTH`] levels
+    /// (`NOT`s, parentheses, an `OR` inside an `AND` inside ...). Flat
+    /// `AND`/`OR` chains of any length do not count against it.
+    #[error(
+        "the predicate nests deeper than {limit} levels (NOT, parentheses, AND inside OR); long AND/OR chains are fine, deep nesting is not"
+    )]
+    TooDeep {
+        /// The limit, [`crate::MAX_EXPR_DEPTH`].
+        limit: usize,
+    },
+    /// Parentheses right after a keyword (`NOT (`, `CAST(`) nest deeper than
+    /// [`crate::MAX_KEYWORD_PAREN_DEPTH`] levels. sqlparser parses each such
+    /// parenthesis twice when something inside fails, so their nesting is
+    /// bounded more tightly than nesting in general.
+    #[error(
+        "the predicate nests parentheses after a keyword (like `NOT (` or `CAST(`) deeper than {limit} levels"
+    )]
+    TooDeepAfterKeyword {
+        /// The limit, [`crate::MAX_KEYWORD_PAREN_DEPTH`].
+        limit: usize,
     },
     /// A batch handed to the exact evaluator does not fit the predicate
     /// (missing column, or a column of an unexpected type).

@@ -49,6 +49,11 @@ pub(crate) fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray>
                 return Err(unbound(expr));
             };
             let values = column_array(batch, c)?;
+            if list.len() > crate::in_list::SHORT_LIST
+                && let Some(found) = crate::in_list::evaluate(&values, list)
+            {
+                return negate_if(found, *negated);
+            }
             let mut acc = BooleanArray::from(vec![false; rows]);
             for item in list {
                 let eq = compare(c, &values, CmpOp::Eq, item)?;
@@ -103,15 +108,25 @@ pub(crate) fn evaluate(expr: &Expr, batch: &RecordBatch) -> Result<BooleanArray>
                 .map_err(kernel("evaluating LIKE"))?;
             negate_if(out, *negated)
         }
-        Expr::And(a, b) => {
-            and_kleene(&evaluate(a, batch)?, &evaluate(b, batch)?).map_err(kernel("evaluating AND"))
-        }
-        Expr::Or(a, b) => {
-            or_kleene(&evaluate(a, batch)?, &evaluate(b, batch)?).map_err(kernel("evaluating OR"))
-        }
+        Expr::And(children) => fold(children, batch, true),
+        Expr::Or(children) => fold(children, batch, false),
         Expr::Not(a) => not(&evaluate(a, batch)?).map_err(kernel("evaluating NOT")),
         Expr::Column(_) | Expr::Literal(_) => Err(unbound(expr)),
     }
+}
+
+/// Kleene `AND` (`is_and`) or `OR` of every child, left to right.
+fn fold(children: &[Expr], batch: &RecordBatch, is_and: bool) -> Result<BooleanArray> {
+    let mut acc: Option<BooleanArray> = None;
+    for c in children {
+        let v = evaluate(c, batch)?;
+        acc = Some(match acc {
+            None => v,
+            Some(a) if is_and => and_kleene(&a, &v).map_err(kernel("evaluating AND"))?,
+            Some(a) => or_kleene(&a, &v).map_err(kernel("evaluating OR"))?,
+        });
+    }
+    Ok(acc.unwrap_or_else(|| BooleanArray::from(vec![is_and; batch.num_rows()])))
 }
 
 fn unbound(expr: &Expr) -> PruneError {

@@ -69,14 +69,15 @@ mod coerce;
 mod error;
 mod eval;
 mod expr;
+mod in_list;
 mod parse;
 mod predicate;
 mod schema_lookup;
 
 pub use error::{PruneError, Result};
 pub use eval::column_array;
-pub use expr::{CmpOp, ColumnPath, Expr, Scalar, UTC, col, lit};
-pub use parse::parse_expr;
+pub use expr::{CmpOp, ColumnPath, Expr, MAX_EXPR_DEPTH, Scalar, UTC, col, lit};
+pub use parse::{MAX_KEYWORD_PAREN_DEPTH, MAX_NAME_PARTS, parse_expr};
 pub use predicate::Predicate;
 mod pruning;
 mod stats;

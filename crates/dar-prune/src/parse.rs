@@ -19,25 +19,73 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token};
 
 use crate::error::{PruneError, Result};
-use crate::expr::{CmpOp, ColumnPath, Expr, Scalar, UTC};
+use crate::expr::{CmpOp, ColumnPath, Expr, MAX_EXPR_DEPTH, Scalar, UTC, check_depth, dismantle};
+
+mod tree;
+
+pub use tree::{MAX_KEYWORD_PAREN_DEPTH, MAX_NAME_PARTS};
 
 /// Parses a predicate such as `a > 5 AND b IN ('x', 'y')` into an [`Expr`].
 /// Column names are not checked here; [`crate::Predicate::try_new`] does that.
+///
+/// `AND`/`OR` chains of any length become one flat node; nesting deeper
+/// than [`crate::MAX_EXPR_DEPTH`] is a [`PruneError::TooDeep`] error, and
+/// parentheses after keywords nested deeper than
+/// [`MAX_KEYWORD_PAREN_DEPTH`] a [`PruneError::TooDeepAfterKeyword`] error.
 pub fn parse_expr(text: &str) -> Result<Expr> {
     let dialect = GenericDialect {};
+    tree::scan_nesting(&dialect, text)?;
     let located = |e| parser_error(e, text);
-    let mut parser = Parser::new(&dialect).try_with_sql(text).map_err(located)?;
-    let sql = parser.parse_expr().map_err(located)?;
+    // sqlparser's own limit is a backstop (its stack grows on demand): the
+    // tree's depth is checked below, flat chains counted once.
+    let mut parser = Parser::new(&dialect)
+        .with_recursion_limit(SQL_RECURSION_LIMIT)
+        .try_with_sql(text)
+        .map_err(located)?;
+    let mut sql = parser.parse_expr().map_err(located)?;
     let next = parser.peek_token();
     if next.token != Token::EOF {
+        tree::dismantle(sql);
         return Err(PruneError::Parse {
             line: next.span.start.line,
             column: next.span.start.column,
-            message: format!("unexpected `{}` after the end of the predicate", next.token),
+            message: format!(
+                "unexpected `{}` after the end of the predicate",
+                shorten(&next.token.to_string())
+            ),
         });
     }
-    convert(&sql)
+    if tree::too_deep(&mut sql) {
+        tree::dismantle(sql);
+        return Err(PruneError::TooDeep {
+            limit: MAX_EXPR_DEPTH,
+        });
+    }
+    let converted = convert(&sql);
+    tree::dismantle(sql);
+    let expr = converted?;
+    if let Err(e) = check_depth(&expr) {
+        dismantle(expr);
+        return Err(e);
+    }
+    Ok(expr)
 }
+
+/// At most [`ECHO_LIMIT`] characters of `text` (an error quotes what it
+/// found, and a hostile input can be huge).
+pub(crate) fn shorten(text: &str) -> String {
+    match text.char_indices().nth(ECHO_LIMIT) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
+/// sqlparser's recursion limit: each nesting level of the predicate costs
+/// sqlparser one or two levels (`NOT (` is two).
+const SQL_RECURSION_LIMIT: usize = 4 * MAX_EXPR_DEPTH;
+
+/// Characters of input an error message quotes at most.
+const ECHO_LIMIT: usize = 60;
 
 /// sqlparser reports positions inside its message (`... at Line: 1, Column: 5`),
 /// except at the end of input, which is then where the error points.
@@ -46,6 +94,11 @@ fn parser_error(e: ParserError, input: &str) -> PruneError {
         ParserError::TokenizerError(m) | ParserError::ParserError(m) => m.clone(),
         other => other.to_string(),
     };
+    if matches!(e, ParserError::RecursionLimitExceeded) {
+        return PruneError::TooDeep {
+            limit: MAX_EXPR_DEPTH,
+        };
+    }
     let (message, line, column) = match text.rfind(" at Line: ") {
         Some(at) => {
             let pos = &text[at + " at Line: ".len()..];
@@ -77,8 +130,70 @@ fn unsupported(at: Location, what: impl Into<String>) -> PruneError {
     }
 }
 
+/// Where `e` starts: the start of its leftmost operand, found without
+/// recursing (sqlparser's `span()` walks the whole subtree).
 fn start(e: &SqlExpr) -> Location {
-    e.span().start
+    let mut e = e;
+    loop {
+        e = match e {
+            SqlExpr::BinaryOp { left, .. }
+            | SqlExpr::IsNull(left)
+            | SqlExpr::IsNotNull(left)
+            | SqlExpr::IsTrue(left)
+            | SqlExpr::IsNotTrue(left)
+            | SqlExpr::IsFalse(left)
+            | SqlExpr::IsNotFalse(left)
+            | SqlExpr::IsUnknown(left)
+            | SqlExpr::IsNotUnknown(left)
+            | SqlExpr::IsDistinctFrom(left, _)
+            | SqlExpr::IsNotDistinctFrom(left, _)
+            | SqlExpr::InList { expr: left, .. }
+            | SqlExpr::Between { expr: left, .. }
+            | SqlExpr::Like { expr: left, .. }
+            | SqlExpr::ILike { expr: left, .. }
+            | SqlExpr::SimilarTo { expr: left, .. }
+            | SqlExpr::RLike { expr: left, .. }
+            | SqlExpr::AnyOp { left, .. }
+            | SqlExpr::AllOp { left, .. }
+            | SqlExpr::AtTimeZone {
+                timestamp: left, ..
+            }
+            | SqlExpr::Collate { expr: left, .. }
+            | SqlExpr::CompoundFieldAccess { root: left, .. }
+            | SqlExpr::JsonAccess { value: left, .. } => left,
+            other => return other.span().start,
+        };
+    }
+}
+
+/// The terms of an `AND` (`is_and`) or `OR` chain, flattened through
+/// parentheses, left to right, without recursion.
+fn junction(e: &SqlExpr, is_and: bool) -> Result<Expr> {
+    let op = if is_and {
+        BinaryOperator::And
+    } else {
+        BinaryOperator::Or
+    };
+    let mut terms = Vec::new();
+    let mut stack = vec![e];
+    while let Some(node) = stack.pop() {
+        match node {
+            SqlExpr::BinaryOp { left, op: o, right } if *o == op => {
+                stack.push(right);
+                stack.push(left);
+            }
+            SqlExpr::Nested(inner) if matches!(inner.as_ref(), SqlExpr::BinaryOp { op: o, .. } if *o == op) =>
+            {
+                stack.push(inner);
+            }
+            other => terms.push(convert(other)?),
+        }
+    }
+    Ok(if is_and {
+        Expr::And(terms)
+    } else {
+        Expr::Or(terms)
+    })
 }
 
 fn convert(e: &SqlExpr) -> Result<Expr> {
@@ -90,8 +205,8 @@ fn convert(e: &SqlExpr) -> Result<Expr> {
         SqlExpr::Nested(inner) => convert(inner)?,
         SqlExpr::BinaryOp { left, op, right } => {
             let cmp = match op {
-                BinaryOperator::And => return Ok(convert(left)?.and(convert(right)?)),
-                BinaryOperator::Or => return Ok(convert(left)?.or(convert(right)?)),
+                BinaryOperator::And => return junction(e, true),
+                BinaryOperator::Or => return junction(e, false),
                 BinaryOperator::Eq => CmpOp::Eq,
                 BinaryOperator::NotEq => CmpOp::NotEq,
                 BinaryOperator::Lt => CmpOp::Lt,
@@ -184,7 +299,7 @@ fn convert(e: &SqlExpr) -> Result<Expr> {
         | SqlExpr::Cast { .. }
         | SqlExpr::UnaryOp { .. } => Expr::Literal(literal(e)?),
         other => {
-            let kind = other.to_string();
+            let kind = shorten(&other.to_string());
             return Err(unsupported(start(other), format!("expression `{kind}`")));
         }
     })

@@ -11,7 +11,7 @@ use arrow_schema::{DataType, Schema};
 
 use crate::coerce::{canonical_type, coerce};
 use crate::error::{PruneError, Result};
-use crate::expr::{CmpOp, ColumnPath, Expr, Scalar};
+use crate::expr::{CmpOp, ColumnPath, Expr, Scalar, check_depth, dismantle};
 use crate::schema_lookup::resolve;
 
 /// A validated predicate. Build with [`Predicate::try_new`] or
@@ -25,8 +25,14 @@ pub struct Predicate {
 impl Predicate {
     /// Validates `expr` against `schema`: every column must exist, every
     /// literal must convert losslessly to its column's type, and operators
-    /// must suit their column types.
+    /// must suit their column types. A tree nested deeper than
+    /// [`crate::MAX_EXPR_DEPTH`] is an error ([`PruneError::TooDeep`]);
+    /// nested `AND`s (and `OR`s) are flattened into one node.
     pub fn try_new(expr: Expr, schema: &Schema) -> Result<Self> {
+        if let Err(e) = check_depth(&expr) {
+            dismantle(expr);
+            return Err(e);
+        }
         let mut binder = Binder {
             schema,
             columns: Vec::new(),
@@ -203,12 +209,18 @@ impl Binder<'_> {
                     negated,
                 }
             }
-            Expr::And(a, b) => {
-                Expr::And(Box::new(self.bind_bool(*a)?), Box::new(self.bind_bool(*b)?))
-            }
-            Expr::Or(a, b) => {
-                Expr::Or(Box::new(self.bind_bool(*a)?), Box::new(self.bind_bool(*b)?))
-            }
+            Expr::And(children) => Expr::and_all(
+                children
+                    .into_iter()
+                    .map(|c| self.bind_bool(c))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            Expr::Or(children) => Expr::or_any(
+                children
+                    .into_iter()
+                    .map(|c| self.bind_bool(c))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
             Expr::Not(a) => Expr::Not(Box::new(self.bind_bool(*a)?)),
         })
     }

@@ -47,16 +47,6 @@ pub(crate) struct ScanPredicate {
     pub rest_roots: Vec<String>,
 }
 
-fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::And(a, b) => {
-            conjuncts(*a, out);
-            conjuncts(*b, out);
-        }
-        other => out.push(other),
-    }
-}
-
 fn roots(e: &Expr) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in e.columns() {
@@ -83,8 +73,7 @@ impl ScanPredicate {
             })
         };
         let whole = bind(expr, logical)?;
-        let mut parts = Vec::new();
-        conjuncts(whole.expr().clone(), &mut parts);
+        let parts = whole.expr().clone().into_conjuncts();
         let (data, rest): (Vec<Expr>, Vec<Expr>) = parts
             .into_iter()
             .partition(|e| roots(e).iter().all(|r| !partition_columns.contains(r)));
@@ -188,8 +177,8 @@ fn rename(e: &Expr, map: &HashMap<ColumnPath, ColumnPath>) -> Expr {
             prefix: prefix.clone(),
             negated: *negated,
         },
-        Expr::And(a, b) => Expr::And(r(a), r(b)),
-        Expr::Or(a, b) => Expr::Or(r(a), r(b)),
+        Expr::And(c) => Expr::And(c.iter().map(|x| rename(x, map)).collect()),
+        Expr::Or(c) => Expr::Or(c.iter().map(|x| rename(x, map)).collect()),
         Expr::Not(a) => Expr::Not(r(a)),
     }
 }

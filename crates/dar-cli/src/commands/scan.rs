@@ -1,7 +1,6 @@
 //! `dar scan`: the rows of a snapshot, through `dar-scan`, into one of the
 //! output formats.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
@@ -10,11 +9,12 @@ use arrow_schema::{DataType, Fields};
 use dar_prune::PruneError;
 use dar_scan::{ScanError, ScanPlan, Table};
 use futures::StreamExt;
+use futures::future::Either;
 
 use super::Streams;
 use crate::cli::{ScanArgs, ScanFormat};
 use crate::error::CliError;
-use crate::output::batch_sink;
+use crate::output::{OutputFile, batch_sink};
 use crate::progress::Progress;
 use crate::stats::{WallTimes, write_stats};
 
@@ -28,30 +28,20 @@ pub async fn run(args: &ScanArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
     let plan = plan(&table, args)?;
     let planned = Instant::now();
 
-    let result = match &args.output {
+    match &args.output {
         Some(path) => {
-            let file = File::create(path).map_err(|source| CliError::CreateOutput {
-                path: path.clone(),
-                source,
-            })?;
             let progress = Progress::new(
                 streams.stderr_is_terminal && args.format != ScanFormat::Null,
                 plan.tasks().len(),
                 expected_rows(&plan, args),
             );
-            let r = copy_rows(&plan, args.format, Box::new(BufWriter::new(file)), progress).await;
-            if r.is_err() {
-                // Never leave a truncated file that looks like a result.
-                let _ = std::fs::remove_file(path);
-            }
-            r
+            write_file(&table, &plan, args.format, path, progress, interrupted()).await?;
         }
         None => {
             let progress = Progress::new(false, 0, None);
-            copy_rows(&plan, args.format, Box::new(&mut *streams.stdout), progress).await
+            copy_rows(&plan, args.format, Box::new(&mut *streams.stdout), progress).await?;
         }
-    };
-    result?;
+    }
     if args.stats {
         let times = WallTimes {
             open: opened - started,
@@ -67,6 +57,51 @@ pub async fn run(args: &ScanArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
         .map_err(|e| CliError::write("stats", e))?;
     }
     Ok(())
+}
+
+/// Writes the rows into `path` through an [`OutputFile`]: the file at
+/// `path` changes only if every row was written, and `interrupt` (Ctrl-C)
+/// stops the scan leaving nothing behind.
+async fn write_file(
+    table: &Table,
+    plan: &ScanPlan,
+    format: ScanFormat,
+    path: &Path,
+    progress: Progress,
+    interrupt: impl Future<Output = ()>,
+) -> Result<(), CliError> {
+    let root = table
+        .store()
+        .url()
+        .to_file_path()
+        .ok()
+        .filter(|_| table.store().url().scheme() == "file");
+    let mut file = OutputFile::create(path, root.as_deref())?;
+    let written = {
+        let copy = copy_rows(
+            plan,
+            format,
+            Box::new(BufWriter::new(file.writer())),
+            progress,
+        );
+        let copy = std::pin::pin!(copy);
+        let interrupt = std::pin::pin!(interrupt);
+        match futures::future::select(interrupt, copy).await {
+            Either::Left(((), _)) => Err(CliError::Interrupted),
+            Either::Right((result, _)) => result.map_err(|e| e.in_file(path)),
+        }
+    };
+    // On an error `file` is dropped here, which removes only its
+    // temporary file.
+    written?;
+    file.commit()
+}
+
+/// Resolves on Ctrl-C (never, if the signal cannot be watched).
+async fn interrupted() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 fn check_args(args: &ScanArgs) -> Result<(), CliError> {
@@ -108,13 +143,21 @@ fn expected_rows(plan: &ScanPlan, args: &ScanArgs) -> Option<u64> {
     }
 }
 
-/// Splits `--columns`: comma-separated, blanks around names ignored.
+/// Splits `--columns`: comma-separated, blanks around names ignored. Each
+/// name is an output column name, so a name may appear only once.
 pub fn parse_columns(text: &str) -> Result<Vec<String>, CliError> {
     let columns: Vec<String> = text.split(',').map(|c| c.trim().to_string()).collect();
     if columns.iter().any(String::is_empty) {
         return Err(CliError::InvalidArgument {
             argument: "--columns",
             reason: format!("'{text}' has an empty column name"),
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = columns.iter().find(|c| !seen.insert(c.as_str())) {
+        return Err(CliError::InvalidArgument {
+            argument: "--columns",
+            reason: format!("'{dup}' is listed twice (output column names must be unique)"),
         });
     }
     Ok(columns)
@@ -148,8 +191,8 @@ pub fn plan_error(table: &Table, filter: Option<&str>, error: ScanError) -> CliE
         },
         ScanError::Predicate { source } => CliError::Filter {
             near: near(filter.unwrap_or_default(), &source),
-            filter: filter.unwrap_or_default().to_string(),
-            source: Box::new(ScanError::Predicate { source }),
+            filter: shorten_filter(filter.unwrap_or_default()),
+            source,
         },
         other => CliError::Scan(other),
     }
@@ -173,7 +216,25 @@ fn near(filter: &str, error: &PruneError) -> String {
     if rest.trim().is_empty() {
         " (at the end)".to_string()
     } else {
-        format!(" (near \"{}\")", rest.trim_end())
+        format!(" (near \"{}\")", shorten(rest.trim_end(), NEAR_LIMIT))
+    }
+}
+
+/// Characters of `--filter` an error quotes at most.
+const FILTER_LIMIT: usize = 80;
+/// Characters after the offending token an error quotes at most.
+const NEAR_LIMIT: usize = 30;
+
+/// The filter as an error quotes it: shortened when long.
+fn shorten_filter(filter: &str) -> String {
+    shorten(filter, FILTER_LIMIT)
+}
+
+/// At most `limit` characters of `text`, then `...` and its full length.
+fn shorten(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
     }
 }
 
@@ -231,6 +292,45 @@ mod tests {
     fn columns_split() {
         assert_eq!(parse_columns("a, b.c").unwrap(), ["a", "b.c"]);
         assert!(parse_columns("a,,b").is_err());
+        let e = parse_columns("a,b, a").unwrap_err();
+        assert!(e.to_string().contains("'a' is listed twice"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_interrupted_scan_leaves_the_old_file_and_no_other() {
+        let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/sample");
+        let table = Table::open(sample).await.unwrap();
+        let plan = table.scan().build().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rows.csv");
+        std::fs::write(&out, "precious").unwrap();
+        let progress = Progress::new(false, 0, None);
+        let ctrl_c = std::future::ready(());
+        let err = write_file(&table, &plan, ScanFormat::Csv, &out, progress, ctrl_c)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CliError::Interrupted), "{err}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // Not interrupted: the rows replace the file.
+        let progress = Progress::new(false, 0, None);
+        let never = std::future::pending::<()>();
+        write_file(&table, &plan, ScanFormat::Csv, &out, progress, never)
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 301);
+    }
+
+    #[test]
+    fn long_filters_are_shortened_in_errors() {
+        let long = "fare > 1 AND ".repeat(1000);
+        let short = shorten_filter(&long);
+        assert!(short.len() < 120, "{short}");
+        assert!(
+            short.ends_with(&format!("... ({} bytes)", long.len())),
+            "{short}"
+        );
+        assert_eq!(shorten_filter("fare > 1"), "fare > 1");
     }
 
     #[test]

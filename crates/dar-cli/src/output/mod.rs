@@ -4,12 +4,14 @@
 //! once at the end (footers, end-of-stream markers, the aligned table).
 //! Every format but `table` streams: memory stays bounded by one batch.
 
+mod file;
 mod flatten;
 mod json_object;
 pub mod logical;
 mod pipe;
 mod sinks;
 
+pub use file::OutputFile;
 pub use flatten::flatten_for_csv;
 pub use json_object::JsonObject;
 pub use pipe::PipeWatch;

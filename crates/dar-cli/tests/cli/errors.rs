@@ -222,3 +222,97 @@ fn sample_is_intact() {
             .exists()
     );
 }
+
+#[test]
+fn storage_option_values_are_never_echoed_even_public_ones() {
+    // A value that does not parse (object_store quotes it) and a misplaced
+    // harmless option: neither value appears.
+    let err = fails(&[
+        "info",
+        "s3://bucket/table",
+        "--storage-option",
+        "aws_allow_http=maybe-VALUE-1",
+    ]);
+    assert_contains(&err, &["s3://bucket/table", "<redacted>"]);
+    assert!(!err.contains("VALUE-1"), "{err}");
+    let err = fails(&["info", "s3://bucket/table", "aws_region=VALUE-2"]);
+    assert!(!err.contains("VALUE-2"), "{err}");
+}
+
+#[test]
+fn filter_errors_say_it_once_and_briefly() {
+    let s = arg(&sample());
+    let err = fails(&["scan", &s, "--filter", "fare = fare"]);
+    assert_contains(
+        &err,
+        &["invalid --filter \"fare = fare\": comparisons need"],
+    );
+    assert_eq!(err.matches("invalid").count(), 1, "{err}");
+    // A huge filter is quoted shortened, with its length.
+    let huge = format!("fare > 1{} AND fare >", " AND fare > 1".repeat(5000));
+    let err = fails(&["scan", &s, "--filter", &huge]);
+    assert!(err.len() < 400, "{} bytes: {}", err.len(), &err[..200]);
+    assert_contains(&err, &[&format!("({} bytes)", huge.len()), "(at the end)"]);
+}
+
+#[test]
+fn big_filters_run_and_deep_ones_are_refused_clearly() {
+    let s = arg(&sample());
+    // The sizes of the issue (one argument holds at most 128 KiB; the
+    // library tests run 100,000 terms): one flat node, no stack overflow.
+    let count = |filter: &str| {
+        let out = dar()
+            .args(["scan", &s, "--format", "null", "--filter", filter])
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let ors: Vec<String> = (0..6000).map(|i| format!("trip_id = {i}")).collect();
+    assert_eq!(count(&ors.join(" OR ")), "300\n");
+    let ands: Vec<String> = (0..6000).map(|i| format!("trip_id!={i}")).collect();
+    assert_eq!(count(&ands.join(" AND ")), "0\n");
+    let list: Vec<String> = (0..15_000).map(|i| (i * 2).to_string()).collect();
+    assert_eq!(count(&format!("trip_id IN ({})", list.join(","))), "150\n");
+    for deep in [
+        format!("{}trip_id = 1", "NOT ".repeat(100)),
+        format!("{}trip_id = 1{}", "(".repeat(100), ")".repeat(100)),
+    ] {
+        let err = fails(&["scan", &s, "--filter", &deep]);
+        assert_contains(&err, &["nests deeper than 64 levels"]);
+    }
+    let deep = format!("{}trip_id = 1{}", "NOT (".repeat(50), ")".repeat(50));
+    let err = fails(&["scan", &s, "--filter", &deep]);
+    assert_contains(&err, &["deeper than 16 levels"]);
+}
+
+#[test]
+fn an_out_of_range_timestamp_says_so() {
+    let s = arg(&sample());
+    for t in ["99999-01-01T00:00:00Z", "99999999999999999999999"] {
+        let err = fails(&["scan", &s, "--timestamp", t]);
+        assert_contains(&err, &["invalid --timestamp", "out of range"]);
+        assert!(!err.contains("invalid characters"), "{err}");
+    }
+}
+
+#[test]
+fn a_data_file_longer_than_its_add_size_is_named_with_both_sizes() {
+    let t = sample_copy();
+    let day = t.path().join("day=2024-01-02");
+    let file = fs::read_dir(&day).unwrap().flatten().next().unwrap().path();
+    let name = file.file_name().unwrap().to_str().unwrap().to_string();
+    let mut bytes = b"bytes that were not there".to_vec();
+    let size = fs::metadata(&file).unwrap().len();
+    bytes.extend(fs::read(&file).unwrap());
+    fs::write(&file, &bytes).unwrap();
+    let err = fails(&["scan", &arg(t.path()), "--format", "null"]);
+    assert_contains(
+        &err,
+        &[
+            &name,
+            &format!("is {} bytes", bytes.len()),
+            &size.to_string(),
+        ],
+    );
+    assert!(!err.contains("Corrupt footer"), "{err}");
+}

@@ -12,6 +12,7 @@
 mod errors;
 mod files;
 mod info;
+mod output;
 mod progress;
 mod s3;
 mod scan;

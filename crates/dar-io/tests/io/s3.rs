@@ -1,7 +1,7 @@
 //! The reader against a real S3 server (s3s-fs on 127.0.0.1), including
 //! options from the caller and from `AWS_*` variables.
 
-use dar_io::{ObjectClass, TableStore, TableStoreBuilder};
+use dar_io::{ObjectClass, RetryPolicy, StorageOptions, TableStore, TableStoreBuilder};
 use object_store::ObjectStoreExt;
 
 use crate::common::*;
@@ -120,10 +120,7 @@ async fn wrong_credentials_fail_without_leaking_them() {
                 .storage_options()
                 .with("aws_secret_access_key", wrong),
         )
-        .with_http_retry(object_store::RetryConfig {
-            max_retries: 0,
-            ..Default::default()
-        })
+        .with_retry(RetryPolicy::default().with_max_attempts(1))
         .build()
         .unwrap();
     let err = table.store().get(&table.child("a.json")).await.unwrap_err();
@@ -144,10 +141,7 @@ async fn virtual_hosted_style_is_an_option() {
                 .storage_options()
                 .with("aws_virtual_hosted_style_request", "true"),
         )
-        .with_http_retry(object_store::RetryConfig {
-            max_retries: 0,
-            ..Default::default()
-        })
+        .with_retry(RetryPolicy::default().with_max_attempts(1))
         .build()
         .unwrap();
     let err = table.store().get(&table.child("a.json")).await.unwrap_err();
@@ -219,4 +213,66 @@ async fn uploaded_directory_is_served_under_its_prefix() {
         .unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
     assert!(err.to_string().contains("no-such-bucket"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_endpoint_fails_fast_naming_it() {
+    // A port nobody listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let table = builder("s3://refused-bucket/t")
+        .with_options(
+            StorageOptions::new()
+                .with("aws_endpoint", &endpoint)
+                .with("aws_allow_http", "true")
+                .with("aws_region", S3Server::REGION)
+                .with("aws_access_key_id", S3Server::ACCESS_KEY)
+                .with("aws_secret_access_key", S3Server::SECRET_KEY),
+        )
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = table.store().get(&table.child("a.json")).await.unwrap_err();
+    let took = started.elapsed();
+    let msg = err.to_string();
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}: {msg}");
+    assert!(msg.contains(&format!("127.0.0.1:{port}")), "{msg}");
+    assert!(msg.contains("a.json"), "{msg}");
+    // object_store's retries per the default policy (3), and nothing on
+    // top: dar's layers see one request.
+    assert!(msg.contains("after 3 retries"), "{msg}");
+    assert_eq!(table.metrics().snapshot().requests(), 1, "{msg}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_error_is_not_retried() {
+    let server = start_s3("forbidden-bucket").await;
+    let table = builder("s3://forbidden-bucket/t")
+        .with_options(
+            server
+                .storage_options()
+                .with("aws_secret_access_key", "wrong"),
+        )
+        .build()
+        .unwrap();
+    let err = table.store().get(&table.child("a.json")).await.unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("a.json") && msg.contains("403"), "{msg}");
+    assert!(!msg.contains("retries"), "a 4xx is not retried: {msg}");
+    assert_eq!(table.metrics().snapshot().requests(), 1, "{msg}");
+}
+
+#[test]
+fn an_unparsable_option_value_is_never_echoed() {
+    let err = builder("s3://b/t")
+        .with_options(StorageOptions::new().with("aws_allow_http", "maybe-SECRETISH"))
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains("maybe-SECRETISH"), "{err}");
+    assert!(err.contains("s3://b/t"), "{err}");
 }

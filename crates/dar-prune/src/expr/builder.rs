@@ -49,13 +49,15 @@ impl Expr {
     pub fn compare(self, op: CmpOp, other: Expr) -> Expr {
         cmp(self, op, other)
     }
-    /// `self AND other`
+    /// `self AND other`, flat: an `AND` on either side takes the other
+    /// side in (appending to a left `AND` reuses its list, so a long
+    /// `a.and(b).and(c)...` chain builds in linear time).
     pub fn and(self, other: Expr) -> Expr {
-        Expr::And(Box::new(self), Box::new(other))
+        Expr::and_all([self, other])
     }
-    /// `self OR other`
+    /// `self OR other`, flat like [`Expr::and`].
     pub fn or(self, other: Expr) -> Expr {
-        Expr::Or(Box::new(self), Box::new(other))
+        Expr::or_any([self, other])
     }
     /// `NOT self` (named `not_` so it does not shadow `std::ops::Not`).
     #[allow(clippy::should_implement_trait, reason = "builder reads as SQL")]

@@ -5,7 +5,7 @@ use std::fmt;
 
 use arrow_cast::display::array_value_to_string;
 
-use super::{Expr, Scalar};
+use super::{Expr, MAX_EXPR_DEPTH, Scalar};
 
 impl fmt::Display for Scalar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -54,44 +54,101 @@ fn list(items: &[Scalar]) -> String {
 
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let not = |negated: &bool| if *negated { "NOT " } else { "" };
-        match self {
-            Self::Column(c) => write!(f, "{c}"),
-            Self::Literal(s) => write!(f, "{s}"),
-            Self::Compare { left, op, right } => write!(f, "{left} {} {right}", op.as_str()),
-            Self::InList {
-                expr,
-                list: l,
-                negated,
-            } => write!(f, "{expr} {}IN ({})", not(negated), list(l)),
-            Self::IsNull { expr, negated } => write!(f, "{expr} IS {}NULL", not(negated)),
-            Self::Between {
-                expr,
-                low,
-                high,
-                negated,
-            } => {
-                write!(f, "{expr} {}BETWEEN {low} AND {high}", not(negated))
-            }
-            Self::StartsWith {
-                expr,
-                prefix,
-                negated,
-            } => {
-                let escaped = prefix
-                    .replace('\\', "\\\\")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_");
-                write!(
-                    f,
-                    "{expr} {}LIKE {}",
-                    not(negated),
-                    Scalar::Utf8(format!("{escaped}%"))
-                )
-            }
-            Self::And(a, b) => write!(f, "({a} AND {b})"),
-            Self::Or(a, b) => write!(f, "({a} OR {b})"),
-            Self::Not(e) => write!(f, "NOT ({e})"),
+        write_expr(self, f, 1)
+    }
+}
+
+/// Writes `e` at nesting level `depth`; below [`MAX_EXPR_DEPTH`] levels the
+/// rest is `...` (a tree that deep is rejected when bound, but may still
+/// be printed in the error that says so).
+fn write_expr(e: &Expr, f: &mut fmt::Formatter<'_>, depth: usize) -> fmt::Result {
+    if depth > MAX_EXPR_DEPTH {
+        return f.write_str("...");
+    }
+    let not = |negated: &bool| if *negated { "NOT " } else { "" };
+    fn sub(x: &Expr, depth: usize) -> Nested<'_> {
+        Nested(x, depth + 1)
+    }
+    match e {
+        Expr::Column(c) => write!(f, "{c}"),
+        Expr::Literal(s) => write!(f, "{s}"),
+        Expr::Compare { left, op, right } => {
+            write!(
+                f,
+                "{} {} {}",
+                sub(left, depth),
+                op.as_str(),
+                sub(right, depth)
+            )
         }
+        Expr::InList {
+            expr,
+            list: l,
+            negated,
+        } => write!(f, "{} {}IN ({})", sub(expr, depth), not(negated), list(l)),
+        Expr::IsNull { expr, negated } => write!(f, "{} IS {}NULL", sub(expr, depth), not(negated)),
+        Expr::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } => {
+            write!(
+                f,
+                "{} {}BETWEEN {low} AND {high}",
+                sub(expr, depth),
+                not(negated)
+            )
+        }
+        Expr::StartsWith {
+            expr,
+            prefix,
+            negated,
+        } => {
+            let escaped = prefix
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            write!(
+                f,
+                "{} {}LIKE {}",
+                sub(expr, depth),
+                not(negated),
+                Scalar::Utf8(format!("{escaped}%"))
+            )
+        }
+        Expr::And(children) => junction(f, children, "AND", "TRUE", depth),
+        Expr::Or(children) => junction(f, children, "OR", "FALSE", depth),
+        Expr::Not(inner) => write!(f, "NOT ({})", sub(inner, depth)),
+    }
+}
+
+/// `(a AND b AND c)`; `empty` for no children.
+fn junction(
+    f: &mut fmt::Formatter<'_>,
+    children: &[Expr],
+    op: &str,
+    empty: &str,
+    depth: usize,
+) -> fmt::Result {
+    if children.is_empty() {
+        return f.write_str(empty);
+    }
+    f.write_str("(")?;
+    for (i, c) in children.iter().enumerate() {
+        if i > 0 {
+            write!(f, " {op} ")?;
+        }
+        write_expr(c, f, depth + 1)?;
+    }
+    f.write_str(")")
+}
+
+/// A child expression with its nesting level, for `write!`.
+struct Nested<'a>(&'a Expr, usize);
+
+impl fmt::Display for Nested<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_expr(self.0, f, self.1)
     }
 }

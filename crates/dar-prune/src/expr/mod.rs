@@ -5,13 +5,25 @@
 //! [`lit`], or by parsing text with [`crate::parse_expr`]). Before it can be
 //! evaluated or used for pruning it is validated against an Arrow schema,
 //! which yields a [`crate::Predicate`].
+//!
+//! `AND` and `OR` are n-ary: a chain of any length is one node with one
+//! child per term (the builders and the parser flatten as they go), so a
+//! 100,000-term `OR` is as shallow as a two-term one. Every other nesting
+//! (`NOT`, parentheses around mixed operators) counts towards
+//! [`MAX_EXPR_DEPTH`], checked once when text is parsed and when an `Expr`
+//! is bound; past that, the passes over a tree may recurse safely.
+
+use std::collections::HashSet;
 
 mod builder;
+mod depth;
 mod display;
 mod path;
 mod scalar;
 
 pub use builder::{col, lit};
+pub use depth::MAX_EXPR_DEPTH;
+pub(crate) use depth::{check_depth, dismantle};
 pub use path::ColumnPath;
 pub use scalar::{Scalar, UTC};
 
@@ -127,10 +139,12 @@ pub enum Expr {
         /// `NOT LIKE` when true.
         negated: bool,
     },
-    /// Kleene `AND`.
-    And(Box<Expr>, Box<Expr>),
-    /// Kleene `OR`.
-    Or(Box<Expr>, Box<Expr>),
+    /// Kleene `AND` of every child (`TRUE` when there are none). Build it
+    /// with [`Expr::and`] or [`Expr::and_all`], which keep chains flat.
+    And(Vec<Expr>),
+    /// Kleene `OR` of every child (`FALSE` when there are none). Build it
+    /// with [`Expr::or`] or [`Expr::or_any`], which keep chains flat.
+    Or(Vec<Expr>),
     /// Kleene `NOT`.
     Not(Box<Expr>),
 }
@@ -139,40 +153,86 @@ impl Expr {
     /// Every column path the expression references, in first-seen order,
     /// without duplicates.
     pub fn columns(&self) -> Vec<ColumnPath> {
+        let mut seen: HashSet<&ColumnPath> = HashSet::new();
         let mut out: Vec<ColumnPath> = Vec::new();
-        self.visit_columns(&mut |c| {
-            if !out.contains(c) {
+        self.visit_columns(|c| {
+            if seen.insert(c) {
                 out.push(c.clone());
             }
         });
         out
     }
 
-    fn visit_columns(&self, f: &mut impl FnMut(&ColumnPath)) {
-        match self {
-            Self::Column(c) => f(c),
-            Self::Literal(_) => {}
-            Self::Compare { left, right, .. } => {
-                left.visit_columns(f);
-                right.visit_columns(f);
-            }
-            Self::InList { expr, .. }
-            | Self::IsNull { expr, .. }
-            | Self::Between { expr, .. }
-            | Self::StartsWith { expr, .. }
-            | Self::Not(expr) => expr.visit_columns(f),
-            Self::And(a, b) | Self::Or(a, b) => {
-                a.visit_columns(f);
-                b.visit_columns(f);
+    /// Calls `f` on every column reference, left to right (iteratively: any
+    /// depth is safe).
+    fn visit_columns<'a>(&'a self, mut f: impl FnMut(&'a ColumnPath)) {
+        let mut stack: Vec<&Expr> = vec![self];
+        while let Some(e) = stack.pop() {
+            match e {
+                Self::Column(c) => f(c),
+                Self::Literal(_) => {}
+                Self::Compare { left, right, .. } => {
+                    stack.push(right);
+                    stack.push(left);
+                }
+                Self::InList { expr, .. }
+                | Self::IsNull { expr, .. }
+                | Self::Between { expr, .. }
+                | Self::StartsWith { expr, .. }
+                | Self::Not(expr) => stack.push(expr),
+                Self::And(children) | Self::Or(children) => stack.extend(children.iter().rev()),
             }
         }
     }
 
-    /// Conjunction of all `exprs`; `TRUE` when empty.
+    /// Conjunction of all `exprs`, flattened into one `AND` node; `TRUE`
+    /// when empty, the expression itself when there is one.
     pub fn and_all(exprs: impl IntoIterator<Item = Expr>) -> Expr {
-        exprs
-            .into_iter()
-            .reduce(|a, b| a.and(b))
-            .unwrap_or(Expr::Literal(Scalar::Boolean(true)))
+        junction(exprs, true)
+    }
+
+    /// Disjunction of all `exprs`, flattened into one `OR` node; `FALSE`
+    /// when empty, the expression itself when there is one.
+    pub fn or_any(exprs: impl IntoIterator<Item = Expr>) -> Expr {
+        junction(exprs, false)
+    }
+
+    /// The terms of a top-level `AND` (the expression itself when it is no
+    /// `AND`).
+    pub fn into_conjuncts(self) -> Vec<Expr> {
+        match self {
+            Self::And(children) => children,
+            other => vec![other],
+        }
+    }
+}
+
+/// One flat `AND` (`is_and`) or `OR` of `exprs`: children of the same kind
+/// are spliced in, so chains never nest.
+fn junction(exprs: impl IntoIterator<Item = Expr>, is_and: bool) -> Expr {
+    let mut terms: Vec<Expr> = Vec::new();
+    for e in exprs {
+        let children = match e {
+            Expr::And(children) if is_and => children,
+            Expr::Or(children) if !is_and => children,
+            other => {
+                terms.push(other);
+                continue;
+            }
+        };
+        if terms.is_empty() {
+            // Reuse the first list: `a.and(b)` on a long `a` appends.
+            terms = children;
+        } else {
+            terms.extend(children);
+        }
+    }
+    match terms.len() {
+        0 => Expr::Literal(Scalar::Boolean(is_and)),
+        1 => terms
+            .pop()
+            .unwrap_or(Expr::Literal(Scalar::Boolean(is_and))),
+        _ if is_and => Expr::And(terms),
+        _ => Expr::Or(terms),
     }
 }

@@ -146,3 +146,51 @@ fn errors_point_at_the_token() {
     let err = parse_expr("s LIKE 'a_c%'").unwrap_err();
     assert!(err.to_string().contains("LIKE pattern"), "{err}");
 }
+
+#[test]
+fn chains_are_flat_through_parentheses() {
+    let e = parse_expr("(a = 1 OR b = 2) OR (c = 3 OR (d = 4))").unwrap();
+    let Expr::Or(terms) = &e else { panic!("{e}") };
+    assert_eq!(terms.len(), 4, "{e}");
+    let e = parse_expr("a = 1 AND (b = 2 OR c = 3) AND d = 4").unwrap();
+    let Expr::And(terms) = &e else { panic!("{e}") };
+    assert_eq!(terms.len(), 3, "{e}");
+    assert!(matches!(&terms[1], Expr::Or(t) if t.len() == 2), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "(a = 1 AND (b = 2 OR c = 3) AND d = 4)",
+        "prints back flat"
+    );
+}
+
+#[test]
+fn long_tokens_are_quoted_short() {
+    let long = "x".repeat(10_000);
+    let err = parse_expr(&format!("a = 1 {long}"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.len() < 200, "{err}");
+    assert!(err.contains("(10000 bytes)"), "{err}");
+}
+
+#[test]
+fn long_dotted_names_are_refused_before_sqlparser_backtracks() {
+    // Found by the fuzz target: 18 s for 76 bytes before the limit.
+    let slow = "+t.iS.S.I.S.I.t.iS.S.I.S.I.iS.S.I.S.I.t.iS.S.I.S.I.(\tSSz = (";
+    let err = parse_expr(slow).unwrap_err();
+    assert!(err.to_string().contains("more than 10 parts"), "{err}");
+    assert!(parse_expr("a.b.c.d.e.f.g.h.i.j = 1").is_ok());
+    assert!(parse_expr("a.b.c.d.e.f.g.h.i.j.k = 1").is_err());
+}
+
+#[test]
+fn a_dot_before_anything_but_a_name_is_refused_early() {
+    // Found by the fuzz target: minutes of sqlparser backtracking over
+    // `word .(` for 212 bytes.
+    let text = "n00.I .n00.I .Ts .( NI.n00.I .Ts .( NIS>S.I .Ts .( NIS.S.I .J#NI/S.USS>S.I";
+    let err = parse_expr(&text.repeat(3)).unwrap_err();
+    assert!(
+        err.to_string().contains("`.` must be followed by a name"),
+        "{err}"
+    );
+}

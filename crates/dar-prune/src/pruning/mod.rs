@@ -109,19 +109,14 @@ impl Predicate {
 pub(crate) fn negation_normal_form(e: &Expr, negate: bool) -> Expr {
     match e {
         Expr::Not(inner) => negation_normal_form(inner, !negate),
-        Expr::And(a, b) => {
-            let (a, b) = (
-                negation_normal_form(a, negate),
-                negation_normal_form(b, negate),
-            );
-            if negate { a.or(b) } else { a.and(b) }
-        }
-        Expr::Or(a, b) => {
-            let (a, b) = (
-                negation_normal_form(a, negate),
-                negation_normal_form(b, negate),
-            );
-            if negate { a.and(b) } else { a.or(b) }
+        Expr::And(children) | Expr::Or(children) => {
+            let is_and = matches!(e, Expr::And(_)) != negate;
+            let terms = children.iter().map(|c| negation_normal_form(c, negate));
+            if is_and {
+                Expr::and_all(terms)
+            } else {
+                Expr::or_any(terms)
+            }
         }
         _ if !negate => e.clone(),
         Expr::Literal(Scalar::Boolean(b)) => Expr::Literal(Scalar::Boolean(!b)),
@@ -191,21 +186,44 @@ impl Pruner<'_> {
     /// `None` means unknown for every container.
     fn may_match(&mut self, e: &Expr) -> Option<BooleanArray> {
         match e {
-            Expr::And(a, b) => {
-                let (a, b) = (self.may_match(a), self.may_match(b));
-                match (a, b) {
-                    (Some(a), Some(b)) => self.kernel(arrow_arith::boolean::and_kleene(&a, &b)),
-                    (Some(x), None) | (None, Some(x)) => {
-                        // Unknown AND x is false where x is false, else unknown.
+            Expr::And(children) => {
+                // Unknown terms are dropped: unknown AND x is false where x
+                // is false, else unknown.
+                let mut acc: Option<BooleanArray> = None;
+                let mut any_unknown = false;
+                for c in children {
+                    match self.may_match(c) {
+                        Some(x) => {
+                            // A kernel failure makes the whole AND unknown.
+                            acc = Some(match acc {
+                                None => x,
+                                Some(a) => self.kernel(arrow_arith::boolean::and_kleene(&a, &x))?,
+                            });
+                        }
+                        None => any_unknown = true,
+                    }
+                }
+                match acc {
+                    Some(x) if any_unknown => {
                         let unknown = BooleanArray::new_null(x.len());
                         self.kernel(arrow_arith::boolean::and_kleene(&x, &unknown))
                     }
-                    (None, None) => None,
+                    Some(x) => Some(x),
+                    None if children.is_empty() => Some(BooleanArray::from(vec![true; self.n])),
+                    None => None,
                 }
             }
-            Expr::Or(a, b) => {
-                let (a, b) = (self.may_match(a), self.may_match(b));
-                self.kernel(or_kleene(&a?, &b?))
+            Expr::Or(children) => {
+                // One unknown term makes the whole OR unknown.
+                let mut acc: Option<BooleanArray> = None;
+                for c in children {
+                    let x = self.may_match(c)?;
+                    acc = match acc {
+                        None => Some(x),
+                        Some(a) => Some(self.kernel(or_kleene(&a, &x))?),
+                    };
+                }
+                Some(acc.unwrap_or_else(|| BooleanArray::from(vec![false; self.n])))
             }
             Expr::Literal(Scalar::Boolean(true)) => Some(BooleanArray::from(vec![true; self.n])),
             // FALSE and NULL never select a row.

@@ -180,7 +180,15 @@ fn leaf() -> BoxedStrategy<Expr> {
                 (op(), l.clone())
                     .prop_map(move |(op, v)| col(c).compare(op, lit(v)))
                     .boxed(),
-                (prop::collection::vec(l.clone(), 1..4), any::<bool>())
+                // Short lists, and long ones (past the sorted-lookup
+                // threshold of the evaluator and the pruning rules).
+                (
+                    prop_oneof![
+                        3 => prop::collection::vec(l.clone(), 1..4),
+                        1 => prop::collection::vec(l.clone(), 9..30),
+                    ],
+                    any::<bool>(),
+                )
                     .prop_map(move |(list, neg)| {
                         if neg {
                             col(c).not_in_list(list)
@@ -235,6 +243,8 @@ pub fn predicate() -> impl Strategy<Value = Expr> {
         prop_oneof![
             (inner.clone(), inner.clone()).prop_map(|(a, b)| a.and(b)),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| a.or(b)),
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Expr::and_all),
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Expr::or_any),
             inner.prop_map(Expr::not),
         ]
     })

@@ -8,6 +8,7 @@
     reason = "tests"
 )]
 
+mod big_predicates;
 mod delta_stats;
 mod eval_vs_reference;
 mod generate;

@@ -137,8 +137,21 @@ pub fn eval_row(e: &Expr, batch: &RecordBatch, row: usize) -> Option<bool> {
             Scalar::Utf8(s) => neg(Some(s.starts_with(prefix.as_str())), *negated),
             _ => None,
         },
-        Expr::And(a, b) => and(eval_row(a, batch, row), eval_row(b, batch, row)),
-        Expr::Or(a, b) => or(eval_row(a, batch, row), eval_row(b, batch, row)),
+        Expr::And(c) => {
+            // Kleene: an unknown term does not end the walk.
+            let mut acc = Some(true);
+            for x in c {
+                acc = and(acc, eval_row(x, batch, row));
+            }
+            acc
+        }
+        Expr::Or(c) => {
+            let mut acc = Some(false);
+            for x in c {
+                acc = or(acc, eval_row(x, batch, row));
+            }
+            acc
+        }
         Expr::Not(a) => eval_row(a, batch, row).map(|b| !b),
         Expr::Column(_) => panic!("bound predicates have no bare columns"),
     }
