@@ -62,6 +62,13 @@ pub struct TableArgs {
     /// read too; options given here win.
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]
     pub storage_options: Vec<String>,
+
+    /// Refuse any data or deletion-vector file outside the table root
+    /// (absolute paths elsewhere, files on other stores), for tables you do
+    /// not trust. Without it such paths, legal in Delta (shallow clones), are
+    /// read from the table's store.
+    #[arg(long)]
+    pub confine_paths: bool,
 }
 
 /// `dar info`.

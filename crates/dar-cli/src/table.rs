@@ -63,10 +63,11 @@ pub fn parse_storage_options(entries: &[String]) -> Result<StorageOptions, CliEr
     Ok(options)
 }
 
-/// The table options for `args` (version, storage options).
+/// The table options for `args` (version, storage options, confinement).
 pub fn table_options(args: &TableArgs) -> Result<TableOptions, CliError> {
-    let mut options =
-        TableOptions::new().with_storage_options(parse_storage_options(&args.storage_options)?);
+    let mut options = TableOptions::new()
+        .with_storage_options(parse_storage_options(&args.storage_options)?)
+        .with_paths_confined_to_root(args.confine_paths);
     if let Some(v) = args.version {
         options = options.with_version(v);
     }

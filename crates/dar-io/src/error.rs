@@ -150,3 +150,40 @@ impl Error {
         parquet::errors::ParquetError::External(Box::new(self))
     }
 }
+
+impl Error {
+    /// What went wrong, without the object path, for callers whose own
+    /// message already names the object (so a path is printed once).
+    pub fn reason(&self) -> String {
+        match self {
+            Self::Store { source, .. } => match source {
+                object_store::Error::NotFound { source, .. } => format!("not found ({source})"),
+                other => other.to_string(),
+            },
+            Self::Truncated {
+                range,
+                expected,
+                actual,
+                ..
+            } => format!(
+                "truncated body for range {range:?}: expected {expected} bytes, got {actual}"
+            ),
+            Self::SizeMismatch {
+                expected, actual, ..
+            } => format!(
+                "the file is {actual} bytes, but its size was given as {expected} bytes (the table log and the file disagree)"
+            ),
+            Self::InvalidRange { range, size, .. } => {
+                format!("invalid byte range {range:?} (object size {size:?})")
+            }
+            Self::Parquet { source, .. } => match source {
+                parquet::errors::ParquetError::External(e) => match e.downcast_ref::<Self>() {
+                    Some(inner) => inner.reason(),
+                    None => format!("cannot read Parquet metadata: {e}"),
+                },
+                other => format!("cannot read Parquet metadata: {other}"),
+            },
+            other => other.to_string(),
+        }
+    }
+}

@@ -122,6 +122,17 @@ impl ScanContext {
         }
     }
 
+    /// Where the object `key` of the table's store is, as a person would
+    /// name it: `/tmp/t/a.parquet` for a local table, `s3://bucket/t/a.parquet`
+    /// otherwise (object keys lack the local path's leading `/`).
+    pub(crate) fn location(&self, key: &str) -> String {
+        let url = self.inner.store.url();
+        match url.scheme() {
+            "file" => format!("/{key}"),
+            scheme => format!("{scheme}://{}/{key}", url.host_str().unwrap_or("")),
+        }
+    }
+
     /// Whether `name` is a partition column.
     pub(crate) fn is_partition(&self, name: &str) -> bool {
         self.inner.partition_columns.iter().any(|p| p == name)

@@ -109,9 +109,10 @@ pub enum ScanError {
     },
 
     /// Reading a data file's bytes failed (missing, truncated, unreadable).
-    #[error("cannot read data file '{path}': {source}")]
+    #[error("cannot read data file '{path}': {}", .source.reason())]
     Io {
-        /// The data file's object path.
+        /// The data file's location (an absolute path for local tables, a
+        /// URL otherwise).
         path: String,
         /// The `dar-io` error.
         #[source]

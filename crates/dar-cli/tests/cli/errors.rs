@@ -316,3 +316,30 @@ fn a_data_file_longer_than_its_add_size_is_named_with_both_sizes() {
     );
     assert!(!err.contains("Corrupt footer"), "{err}");
 }
+
+/// Issue 10, item 3: `--confine-paths` refuses a data file outside the table
+/// root by name; without it the (legal) absolute path is read.
+#[test]
+fn confine_paths_refuses_files_outside_the_table() {
+    let t = sample_copy();
+    let outside = tempfile::tempdir().unwrap();
+    let rel = "day=2024-01-04/part-00004-75c20067-075c-4b52-86dd-306759ab9b11.c000.snappy.parquet";
+    let moved = outside.path().join("moved.parquet");
+    fs::rename(t.path().join(rel), &moved).unwrap();
+    let commit = t.path().join("_delta_log/00000000000000000005.json");
+    let text = fs::read_to_string(&commit).unwrap();
+    assert!(text.contains(rel));
+    fs::write(&commit, text.replace(rel, &arg(&moved))).unwrap();
+    dar()
+        .args(["scan", &arg(t.path()), "--format", "null"])
+        .assert()
+        .success();
+    let err = fails(&[
+        "scan",
+        &arg(t.path()),
+        "--format",
+        "null",
+        "--confine-paths",
+    ]);
+    assert_contains(&err, &[&arg(&moved), "outside the table root"]);
+}

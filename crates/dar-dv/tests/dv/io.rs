@@ -249,3 +249,19 @@ async fn cardinality_zero_file_dv_is_still_read() {
     let err = cache.load(&dyn_store, &root, &missing).await.unwrap_err();
     assert!(err.to_string().contains("deletion_vector_"), "{err}");
 }
+
+/// A real Delta-Spark DV file read through a descriptor whose cardinality
+/// was changed to 0: the bitmap's two rows make it a cardinality error.
+#[tokio::test]
+async fn real_dv_with_cardinality_zero_is_an_error() {
+    let Some(table) = dar_testdata::table("kernel/table-with-dv-small") else {
+        return;
+    };
+    let store: Arc<dyn ObjectStore> =
+        Arc::new(object_store::local::LocalFileSystem::new_with_prefix(&table).unwrap());
+    let dv = DvDescriptor::try_new("u", "vBn[lx{q8@P<9BNH/isA", Some(1), 36, 0).unwrap();
+    let location =
+        object_store::path::Path::from("deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin");
+    let err = DvCache::new(1 << 20).load_at(&store, &location, &dv).await;
+    assert!(err.is_err(), "{:?}", err.map(|r| r.len()));
+}

@@ -193,7 +193,7 @@ pub(crate) fn stream(
     let path = task.object_path.clone();
     let arrow_md =
         ArrowReaderMetadata::try_new(Arc::clone(&footer.metadata), ArrowReaderOptions::new())
-            .map_err(|e| ScanError::parquet(&path, e))?;
+            .map_err(|e| ScanError::parquet(&ctx.location(&path), e))?;
     let file_fields = arrow_md.schema().fields().clone();
     let parquet_schema = arrow_md.metadata().file_metadata().schema_descr_ptr();
 
@@ -292,7 +292,9 @@ pub(crate) fn stream(
     {
         builder = builder.with_limit(limit);
     }
-    let parquet_stream = builder.build().map_err(|e| ScanError::parquet(&path, e))?;
+    let parquet_stream = builder
+        .build()
+        .map_err(|e| ScanError::parquet(&ctx.location(&path), e))?;
     let mut shaper = Shaper {
         ctx: ctx.clone(),
         task: Arc::new(task),
@@ -318,7 +320,10 @@ pub(crate) fn stream(
     let out = timed.filter_map(move |item| {
         let result = match item {
             Ok(batch) => shaper.shape(batch).transpose(),
-            Err(e) => Some(Err(ScanError::parquet(&shaper.task.object_path, e))),
+            Err(e) => Some(Err(ScanError::parquet(
+                &shaper.ctx.location(&shaper.task.object_path),
+                e,
+            ))),
         };
         futures::future::ready(result)
     });

@@ -35,7 +35,7 @@ impl Footer {
             .load_metadata(None)
             .await
             .map_err(|source| ScanError::Io {
-                path: task.object_path.clone(),
+                path: ctx.location(&task.object_path),
                 source: Box::new(source),
             })?;
         metrics.add_files_read(1);

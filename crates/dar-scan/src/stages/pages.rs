@@ -68,7 +68,7 @@ pub(crate) async fn prune_pages(
             .load_metadata(Some(&options))
             .await
             .map_err(|source| ScanError::Io {
-                path: path.to_string(),
+                path: ctx.location(path),
                 source: Box::new(source),
             })?;
     }

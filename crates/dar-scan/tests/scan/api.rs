@@ -404,7 +404,9 @@ async fn open_and_scan_run_on_spawned_tasks() {
         let table = dar_scan::Table::open(&uri).await.unwrap();
         let plan = table.scan().build().unwrap();
         let batches: Vec<arrow_array::RecordBatch> =
-            futures::TryStreamExt::try_collect(plan.execute()).await.unwrap();
+            futures::TryStreamExt::try_collect(plan.execute())
+                .await
+                .unwrap();
         batches.iter().map(|b| b.num_rows()).sum::<usize>()
     })
     .await

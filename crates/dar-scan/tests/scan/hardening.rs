@@ -162,3 +162,31 @@ async fn data_files_outside_the_table() {
     assert!(matches!(err, ScanError::OutsideRoot { .. }), "{err}");
     assert!(err.to_string().contains(abs.to_str().unwrap()), "{err}");
 }
+
+/// Item 12: a data file that cannot be read is named once, as the absolute
+/// path a person would type (object keys lack the leading `/`).
+#[tokio::test]
+async fn unreadable_data_file_is_named_once_with_its_full_path() {
+    let Some((_tmp, dir)) = copy_table(NO_DV) else {
+        return;
+    };
+    let f = data_file(&dir);
+    let name = f.file_name().unwrap().to_str().unwrap().to_string();
+    for damage in ["truncate", "remove"] {
+        if damage == "truncate" {
+            let bytes = std::fs::read(&f).unwrap();
+            std::fs::write(&f, &bytes[..bytes.len() / 2]).unwrap();
+        } else {
+            std::fs::remove_file(&f).unwrap();
+        }
+        let err = scan(&dir, TableOptions::new())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err.matches(&name).count(), 1, "{damage}: {err}");
+        assert!(
+            err.contains(&format!("'{}'", f.to_str().unwrap())),
+            "{damage}: {err}"
+        );
+    }
+}
