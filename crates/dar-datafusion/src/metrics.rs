@@ -37,21 +37,16 @@ fn time(name: String, value: std::time::Duration) -> Arc<Metric> {
 
 /// Adds the figures of `m` to `set`.
 pub(crate) fn add_scan_metrics(set: &mut MetricsSet, m: &MetricsSnapshot) {
-    let counts = [
-        ("files_total", m.files_total),
-        ("files_pruned", m.files_pruned),
-        ("files_read", m.files_read),
-        ("files_answered_from_log", m.files_answered_from_log),
-        ("row_groups_total", m.row_groups_total),
-        ("row_groups_pruned", m.row_groups_pruned),
-        ("pages_total", m.pages_total),
-        ("pages_pruned", m.pages_pruned),
-        ("rows_skipped_by_pages", m.rows_skipped_by_pages),
-        ("rows_deleted_by_dv", m.rows_deleted_by_dv),
-        ("rows_filtered", m.rows_filtered),
+    let io = [
         ("requests", m.io.requests()),
         ("bytes_scanned", m.io.bytes()),
     ];
+    // DataFusion counts the rows and batches a plan outputs itself.
+    let counts = m
+        .counters()
+        .into_iter()
+        .filter(|(name, _)| !name.ends_with("_output"))
+        .chain(io);
     for (name, value) in counts {
         set.push(count(name, value));
     }

@@ -17,21 +17,7 @@ use pyo3::types::PyDict;
 /// ```
 pub fn metrics_dict<'py>(py: Python<'py>, m: &MetricsSnapshot) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let counters = [
-        ("files_total", m.files_total),
-        ("files_pruned", m.files_pruned),
-        ("files_read", m.files_read),
-        ("files_answered_from_log", m.files_answered_from_log),
-        ("row_groups_total", m.row_groups_total),
-        ("row_groups_pruned", m.row_groups_pruned),
-        ("pages_total", m.pages_total),
-        ("pages_pruned", m.pages_pruned),
-        ("rows_skipped_by_pages", m.rows_skipped_by_pages),
-        ("rows_deleted_by_dv", m.rows_deleted_by_dv),
-        ("rows_filtered", m.rows_filtered),
-        ("rows_output", m.rows_output),
-        ("batches_output", m.batches_output),
-    ];
+    let counters = m.counters();
     for (name, value) in counters {
         d.set_item(name, value)?;
     }

@@ -133,6 +133,26 @@ pub struct MetricsSnapshot {
 }
 
 impl MetricsSnapshot {
+    /// Every counter with its name (`files_total`, `files_pruned`, ...), for
+    /// adapters that export them (DataFusion metrics, Python dicts).
+    pub fn counters(&self) -> [(&'static str, u64); 13] {
+        [
+            ("files_total", self.files_total),
+            ("files_pruned", self.files_pruned),
+            ("files_read", self.files_read),
+            ("files_answered_from_log", self.files_answered_from_log),
+            ("row_groups_total", self.row_groups_total),
+            ("row_groups_pruned", self.row_groups_pruned),
+            ("pages_total", self.pages_total),
+            ("pages_pruned", self.pages_pruned),
+            ("rows_skipped_by_pages", self.rows_skipped_by_pages),
+            ("rows_deleted_by_dv", self.rows_deleted_by_dv),
+            ("rows_filtered", self.rows_filtered),
+            ("rows_output", self.rows_output),
+            ("batches_output", self.batches_output),
+        ]
+    }
+
     /// Time spent in `stage`.
     pub fn time(&self, stage: Stage) -> Duration {
         self.stage_time
