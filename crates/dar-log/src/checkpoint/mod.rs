@@ -128,18 +128,19 @@ pub async fn read_checkpoint(
 /// of the table's own store (protocol digest §3), else it is an error
 /// naming the path. `sidecars` resolves against that folder.
 fn resolve_sidecar(sidecars: &TablePaths, raw: &str) -> Result<Path> {
-    match sidecars.locate(raw)? {
-        FileLocation::TableStore(p) if p.as_ref().starts_with(&format!("{}/", sidecars.root())) => {
-            Ok(p)
-        }
-        _ => Err(LogError::InvalidPath {
-            path: raw.to_string(),
-            detail: format!(
-                "a sidecar must lie in {}, the table's sidecar folder",
-                sidecars.url()
-            ),
-        }),
+    let location = sidecars.locate(raw)?;
+    if sidecars.is_inside_root(&location)
+        && let FileLocation::TableStore(p) = location
+    {
+        return Ok(p);
     }
+    Err(LogError::InvalidPath {
+        path: raw.to_string(),
+        detail: format!(
+            "a sidecar must lie in {}, the table's sidecar folder",
+            sidecars.url()
+        ),
+    })
 }
 
 fn merge(out: &mut CheckpointContent, part: FileContent, sidecars: &mut Vec<SidecarLine>) {
