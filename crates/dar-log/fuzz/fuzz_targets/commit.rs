@@ -33,6 +33,8 @@ fuzz_target!(|data: &[u8]| {
                     modification_time: a.modification_time,
                     stats: a.stats.as_deref(),
                     dv: None,
+                    // Unknown: the file index checks the path itself.
+                    plain_path: false,
                 });
             }
             Action::Remove(r) => {
