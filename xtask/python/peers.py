@@ -1,0 +1,163 @@
+"""One measured read by a peer Delta reader, for `cargo xtask bench`.
+
+Usage: python peers.py SPEC_JSON
+
+SPEC_JSON: {"reader": "delta-rs" | "polars" | "duckdb" | "daft",
+            "uri": table URI, "columns": [...], "filter": SQL text or null,
+            "limit": int or null, "verify": bool, "storage": {...} or null}
+
+The timer runs from opening the table to consuming the last Arrow batch
+(imports and DuckDB's extension load are excluded). With "verify", every
+batch is also written as an Arrow IPC stream to standard output, so the
+xtask checks the rows and their checksum; otherwise batches are dropped.
+The last line on standard error is `RESULT {"rows": .., "secs": .., "cpu_secs": ..}`.
+"""
+
+import json
+import os
+import sys
+import time
+
+import pyarrow as pa
+
+BATCH_ROWS = 8192
+
+
+def quoted(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+def select_sql(spec, source):
+    cols = ", ".join(quoted(c) for c in spec["columns"])
+    sql = f"SELECT {cols} FROM {source}"
+    if spec.get("filter"):
+        sql += f" WHERE {spec['filter']}"
+    if spec.get("limit") is not None:
+        sql += f" LIMIT {int(spec['limit'])}"
+    return sql
+
+
+def read_delta_rs(spec):
+    from deltalake import DeltaTable, QueryBuilder
+
+    if spec.get("action") == "files":
+        def files():
+            table = DeltaTable(spec["uri"], storage_options=spec.get("storage") or None)
+            actions = pa.table(table.get_add_actions(flatten=True))
+            listing = pa.table({"num_records": actions.column("num_records").cast(pa.int64())})
+            yield from listing.combine_chunks().to_batches()
+
+        return files
+
+    def run():
+        table = DeltaTable(spec["uri"], storage_options=spec.get("storage") or None)
+        result = QueryBuilder().register("t", table).execute(select_sql(spec, "t"))
+        for batch in result:
+            yield pa.record_batch(batch)
+
+    return run
+
+
+def read_polars(spec):
+    import polars as pl
+
+    def run():
+        frame = pl.scan_delta(spec["uri"], storage_options=spec.get("storage") or None)
+        if spec.get("filter"):
+            frame = frame.filter(pl.sql_expr(spec["filter"]))
+        frame = frame.select(spec["columns"])
+        if spec.get("limit") is not None:
+            frame = frame.head(int(spec["limit"]))
+        for df in frame.collect_batches(chunk_size=BATCH_ROWS):
+            for batch in df.to_arrow().to_batches():
+                yield batch
+
+    return run
+
+
+def read_duckdb(spec):
+    import duckdb
+    import duckdb_ext
+
+    con = duckdb.connect()
+    ext_dir = os.path.join(list(duckdb_ext.__path__)[0], "extensions")
+    con.execute("SET autoinstall_known_extensions=false")
+    con.execute("SET autoload_known_extensions=false")
+    con.execute(f"SET extension_directory='{ext_dir}'")
+    con.execute("LOAD delta")
+    storage = spec.get("storage")
+    if storage:
+        con.execute("LOAD httpfs")
+        endpoint = storage["aws_endpoint"].split("://", 1)[1]
+        con.execute(
+            "CREATE SECRET bench (TYPE S3, KEY_ID '{}', SECRET '{}', REGION '{}', "
+            "ENDPOINT '{}', URL_STYLE 'path', USE_SSL false)".format(
+                storage["aws_access_key_id"], storage["aws_secret_access_key"],
+                storage["aws_region"], endpoint)
+        )
+
+    def run():
+        uri = spec["uri"].replace("'", "''")
+        reader = con.execute(select_sql(spec, f"delta_scan('{uri}')")).fetch_record_batch(BATCH_ROWS)
+        for batch in reader:
+            yield batch
+
+    return run
+
+
+def read_daft(spec):
+    import daft
+
+    io_config = None
+    storage = spec.get("storage")
+    if storage:
+        from daft.io import IOConfig, S3Config
+
+        io_config = IOConfig(s3=S3Config(
+            endpoint_url=storage["aws_endpoint"], region_name=storage["aws_region"],
+            key_id=storage["aws_access_key_id"], access_key=storage["aws_secret_access_key"],
+            use_ssl=False, force_virtual_addressing=False))
+
+    def run():
+        df = daft.read_deltalake(spec["uri"], io_config=io_config)
+        if spec.get("filter"):
+            df = df.where(daft.sql_expr(spec["filter"]))
+        df = df.select(*spec["columns"])
+        if spec.get("limit") is not None:
+            df = df.limit(int(spec["limit"]))
+        for batch in df.to_arrow_iter():
+            yield batch
+
+    return run
+
+
+READERS = {"delta-rs": read_delta_rs, "polars": read_polars, "duckdb": read_duckdb, "daft": read_daft}
+
+
+def main():
+    spec = json.loads(sys.argv[1])
+    if spec.get("action") == "files" and spec["reader"] != "delta-rs":
+        raise NotImplementedError(f"{spec['reader']} has no API that lists a Delta table's files")
+    run = READERS[spec["reader"]](spec)
+    writer = None
+    rows = 0
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    for batch in run():
+        rows += batch.num_rows
+        if spec.get("verify"):
+            if writer is None:
+                writer = pa.ipc.new_stream(sys.stdout.buffer, batch.schema)
+            writer.write_batch(batch)
+    secs, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    if writer is not None:
+        writer.close()
+    sys.stdout.flush()
+    print("RESULT " + json.dumps({"rows": rows, "secs": secs, "cpu_secs": cpu}), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:  # the xtask reports the reader as failing with this text
+        print("ERROR " + (type(e).__name__ + ": " + str(e)).replace("\n", " ")[:2000], file=sys.stderr)
+        sys.exit(3)

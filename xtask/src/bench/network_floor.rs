@@ -1,0 +1,285 @@
+//! The network floor of a case over the emulated link: the bytes any reader
+//! must fetch divided by the bandwidth, plus the minimal number of
+//! dependent request rounds times the latency.
+//!
+//! Bytes counted (from the fixture files, read locally):
+//! * the log a reader needs: the newest checkpoint and the commits after
+//!   it, or every commit, plus `_last_checkpoint`;
+//! * each needed file's footer (and its page index when pages are chosen);
+//! * the pages holding rows the result needs, in every projected column,
+//!   and for a filter the candidate pages of the predicate columns (pages
+//!   of `l_shipdate` whose min/max admit the date, and the other predicate
+//!   columns' pages over the same rows);
+//! * the DV files of the needed files.
+
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Int32Type};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+use parquet::file::page_index::column_index::ColumnIndexMetaData;
+
+use crate::fixtures::TableEntry;
+use crate::s3::Link;
+use crate::workload::Case;
+
+/// 1995-03-15 as days since the epoch.
+const W5_DATE: i32 = 9_204;
+
+/// A case's network floor.
+#[derive(Debug, Clone, Copy)]
+pub struct NetworkFloor {
+    /// Bytes any reader must fetch.
+    pub bytes: u64,
+    /// Dependent request rounds.
+    pub rounds: u32,
+    /// `bytes / bandwidth + rounds * latency`.
+    pub secs: f64,
+}
+
+/// Computes the floor of `case` on `table` (fixture root `root`) over `link`.
+pub fn compute(
+    root: &Path,
+    table: &TableEntry,
+    case: &Case,
+    link: Link,
+) -> Result<NetworkFloor, String> {
+    let dir = root.join(&table.dir);
+    let mut bytes = log_bytes(&dir)?;
+    let mut rounds = 2; // list the log, read it
+    let files: Vec<_> = match case.limit {
+        Some(_) => table.files.iter().take(1).collect(),
+        None => table.files.iter().collect(),
+    };
+    if files.iter().any(|f| !f.deleted.is_empty()) {
+        bytes += dv_bytes(&dir)?;
+    }
+    rounds += 2; // footer (DV in the same round), then pages
+    for f in &files {
+        let path = dir.join(&f.path);
+        let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(
+            file.try_clone().map_err(|e| e.to_string())?,
+            ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Required),
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+        let meta = builder.metadata().clone();
+        let schema = builder.schema().clone();
+        let cols: Vec<usize> = case
+            .columns
+            .iter()
+            .map(|c| schema.index_of(c).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        bytes += footer_bytes(&path, &meta, case.filter.is_some())?;
+        // The rows the result needs, as sorted row indexes (None = all).
+        let needed: Option<Vec<u64>> = if case.filter.is_some() {
+            let pred: Vec<usize> = ["l_shipdate", "l_shipmode", "l_linenumber"]
+                .iter()
+                .map(|c| schema.index_of(c).map_err(|e| e.to_string()))
+                .collect::<Result<_, _>>()?;
+            let mask = ProjectionMask::roots(builder.parquet_schema(), pred.clone());
+            let mut rows = Vec::new();
+            let mut at = 0u64;
+            for b in builder
+                .with_projection(mask)
+                .build()
+                .map_err(|e| e.to_string())?
+            {
+                let b = b.map_err(|e| e.to_string())?;
+                let s = b.schema();
+                let c = |n: &str| {
+                    s.index_of(n)
+                        .map(|i| b.column(i).clone())
+                        .map_err(|e| e.to_string())
+                };
+                let (d, m, l) = (c("l_shipdate")?, c("l_shipmode")?, c("l_linenumber")?);
+                let (d, m, l) = (
+                    d.as_primitive::<Date32Type>(),
+                    m.as_string::<i32>(),
+                    l.as_primitive::<Int32Type>(),
+                );
+                for i in 0..b.num_rows() {
+                    let row = at + i as u64;
+                    if d.value(i) == W5_DATE
+                        && m.value(i) == "AIR"
+                        && l.value(i) == 1
+                        && f.deleted.binary_search(&row).is_err()
+                    {
+                        rows.push(row);
+                    }
+                }
+                at += b.num_rows() as u64;
+            }
+            // Candidate predicate pages: l_shipdate pages whose stats admit
+            // the date, and the other predicate columns over those rows.
+            let candidates = candidate_rows(&meta, pred[0])?;
+            for &c in &pred {
+                bytes += pages_bytes(&meta, c, |first, last| {
+                    candidates.iter().any(|&(a, b)| a <= last && first <= b)
+                })?;
+            }
+            Some(rows)
+        } else if case.limit.is_some() {
+            Some(vec![0])
+        } else {
+            None
+        };
+        if case.filter.is_some() {
+            // One more round: predicate pages before the projected pages.
+            rounds = rounds.max(5);
+        }
+        for &c in &cols {
+            bytes += match &needed {
+                None => column_chunk_bytes(&meta, c),
+                Some(rows) => pages_bytes(&meta, c, |first, last| {
+                    let i = rows.partition_point(|&r| r < first);
+                    rows.get(i).is_some_and(|&r| r <= last)
+                })?,
+            };
+        }
+    }
+    let bandwidth = link.bytes_per_sec.map_or(f64::INFINITY, |b| b as f64);
+    let secs = bytes as f64 / bandwidth + f64::from(rounds) * link.latency.as_secs_f64();
+    Ok(NetworkFloor {
+        bytes,
+        rounds,
+        secs,
+    })
+}
+
+fn log_bytes(table: &Path) -> Result<u64, String> {
+    let log = table.join("_delta_log");
+    let mut entries: Vec<(String, u64)> = std::fs::read_dir(&log)
+        .map_err(|e| format!("{}: {e}", log.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().ok()?.len(),
+            ))
+        })
+        .collect();
+    entries.sort();
+    let checkpoint = entries
+        .iter()
+        .filter(|(n, _)| n.contains(".checkpoint."))
+        .filter_map(|(n, _)| n.get(..20)?.parse::<u64>().ok())
+        .max();
+    Ok(entries
+        .iter()
+        .filter(|(n, _)| {
+            let version = n.get(..20).and_then(|v| v.parse::<u64>().ok());
+            match (checkpoint, version) {
+                (_, None) => n == "_last_checkpoint",
+                (Some(c), Some(v)) => {
+                    (v == c && n.contains(".checkpoint.")) || (v > c && n.ends_with(".json"))
+                }
+                (None, Some(_)) => n.ends_with(".json"),
+            }
+        })
+        .map(|(_, s)| s)
+        .sum())
+}
+
+fn dv_bytes(table: &Path) -> Result<u64, String> {
+    Ok(std::fs::read_dir(table)
+        .map_err(|e| format!("{}: {e}", table.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("deletion_vector_")
+        })
+        .filter_map(|e| e.metadata().ok().map(|m| m.len()))
+        .sum())
+}
+
+/// The footer (metadata + 8 bytes), plus the page indexes when `paged`.
+fn footer_bytes(path: &Path, meta: &ParquetMetaData, paged: bool) -> Result<u64, String> {
+    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    let mut tail = [0u8; 8];
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        f.seek(SeekFrom::Start(size - 8))
+            .map_err(|e| e.to_string())?;
+        f.read_exact(&mut tail).map_err(|e| e.to_string())?;
+    }
+    let mut bytes = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]])) + 8;
+    if paged {
+        for rg in meta.row_groups() {
+            for c in rg.columns() {
+                bytes += c.column_index_length().unwrap_or(0) as u64
+                    + c.offset_index_length().unwrap_or(0) as u64;
+            }
+        }
+    }
+    Ok(bytes)
+}
+
+fn column_chunk_bytes(meta: &ParquetMetaData, col: usize) -> u64 {
+    meta.row_groups()
+        .iter()
+        .map(|rg| rg.column(col).compressed_size() as u64)
+        .sum()
+}
+
+/// Compressed bytes of the pages of column `col` whose row span
+/// `(first, last)` satisfies `wanted` (file row indexes).
+fn pages_bytes(
+    meta: &ParquetMetaData,
+    col: usize,
+    wanted: impl Fn(u64, u64) -> bool,
+) -> Result<u64, String> {
+    let offsets = meta.offset_index().ok_or("no offset index in a W5 file")?;
+    let mut start = 0u64;
+    let mut bytes = 0u64;
+    for (g, rg) in meta.row_groups().iter().enumerate() {
+        let pages = offsets[g][col].page_locations();
+        for (i, p) in pages.iter().enumerate() {
+            let first = start + p.first_row_index as u64;
+            let next = pages.get(i + 1).map_or(start + rg.num_rows() as u64, |n| {
+                start + n.first_row_index as u64
+            });
+            if wanted(first, next.saturating_sub(1)) {
+                bytes += p.compressed_page_size as u64;
+            }
+        }
+        start += rg.num_rows() as u64;
+    }
+    Ok(bytes)
+}
+
+/// Row spans of the pages of `col` (a Date32 column) whose min/max admit
+/// the W5 date.
+fn candidate_rows(meta: &ParquetMetaData, col: usize) -> Result<Vec<(u64, u64)>, String> {
+    let offsets = meta.offset_index().ok_or("no offset index in a W5 file")?;
+    let indexes = meta.column_index().ok_or("no column index in a W5 file")?;
+    let mut out = Vec::new();
+    let mut start = 0u64;
+    for (g, rg) in meta.row_groups().iter().enumerate() {
+        let pages = offsets[g][col].page_locations();
+        let admits: Vec<bool> = match &indexes[g][col] {
+            ColumnIndexMetaData::INT32(idx) => (0..pages.len())
+                .map(|i| match (idx.min_value(i), idx.max_value(i)) {
+                    (Some(min), Some(max)) => *min <= W5_DATE && W5_DATE <= *max,
+                    _ => true,
+                })
+                .collect(),
+            _ => vec![true; pages.len()],
+        };
+        for (i, p) in pages.iter().enumerate() {
+            let first = start + p.first_row_index as u64;
+            let next = pages.get(i + 1).map_or(start + rg.num_rows() as u64, |n| {
+                start + n.first_row_index as u64
+            });
+            if admits[i] {
+                out.push((first, next.saturating_sub(1)));
+            }
+        }
+        start += rg.num_rows() as u64;
+    }
+    Ok(out)
+}

@@ -1,0 +1,105 @@
+//! The dar runner: dar-scan in-process, timed from opening the table to the
+//! last batch, on a multi-threaded tokio runtime (as an embedding service
+//! would run it).
+
+use std::time::Instant;
+
+use arrow_array::RecordBatch;
+use dar_io::StorageOptions;
+use dar_scan::{FileColumns, Table, TableOptions, files_batch};
+use futures::TryStreamExt;
+
+use super::{ReadSpec, RunnerResult, process_cpu_secs};
+use crate::workload::Action;
+
+/// `xtask read dar SPEC`.
+pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let mut out = IpcOut::new(spec.verify);
+        let (cpu0, t0) = (process_cpu_secs(), Instant::now());
+        let mut options = TableOptions::new();
+        if let Some(storage) = &spec.storage {
+            let opts = storage
+                .iter()
+                .fold(StorageOptions::new(), |o, (k, v)| o.with(k, v.clone()));
+            options = options.with_storage_options(opts);
+        }
+        let table = Table::open_with(&spec.uri, options)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut rows = 0u64;
+        match spec.action {
+            Action::Files => {
+                let index = table.snapshot().file_index().map_err(|e| e.to_string())?;
+                let files = files_batch(index, FileColumns::Summary).map_err(|e| e.to_string())?;
+                let i = files
+                    .schema()
+                    .index_of("num_records")
+                    .map_err(|e| e.to_string())?;
+                let listing = files.project(&[i]).map_err(|e| e.to_string())?;
+                rows += listing.num_rows() as u64;
+                out.write(&listing)?;
+            }
+            Action::Scan => {
+                let mut scan = table.scan().with_columns(&spec.columns);
+                if let Some(f) = &spec.filter {
+                    scan = scan.with_predicate_sql(f.clone());
+                }
+                if let Some(l) = spec.limit {
+                    scan = scan.with_limit(l);
+                }
+                let mut stream = scan.build().map_err(|e| e.to_string())?.execute();
+                while let Some(batch) = stream.try_next().await.map_err(|e| e.to_string())? {
+                    rows += batch.num_rows() as u64;
+                    out.write(&batch)?;
+                }
+            }
+        }
+        let result = RunnerResult {
+            rows,
+            secs: t0.elapsed().as_secs_f64(),
+            cpu_secs: process_cpu_secs() - cpu0,
+        };
+        out.finish()?;
+        Ok(result)
+    })
+}
+
+/// Batches as an Arrow IPC stream on stdout, when verifying.
+pub(super) struct IpcOut {
+    on: bool,
+    writer: Option<arrow_ipc::writer::StreamWriter<std::io::Stdout>>,
+}
+
+impl IpcOut {
+    pub(super) fn new(on: bool) -> Self {
+        IpcOut { on, writer: None }
+    }
+
+    pub(super) fn write(&mut self, batch: &RecordBatch) -> Result<(), String> {
+        if !self.on {
+            return Ok(());
+        }
+        if self.writer.is_none() {
+            self.writer = Some(
+                arrow_ipc::writer::StreamWriter::try_new(std::io::stdout(), &batch.schema())
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        match self.writer.as_mut() {
+            Some(w) => w.write(batch).map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn finish(self) -> Result<(), String> {
+        match self.writer {
+            Some(mut w) => w.finish().map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+}

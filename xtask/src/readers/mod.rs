@@ -1,0 +1,156 @@
+//! The readers a case is measured with, and how one measured run is
+//! started (through the launcher) and checked.
+
+mod dar;
+mod floor;
+pub mod launch;
+mod process;
+
+use std::collections::BTreeMap;
+
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+pub use dar::read_dar;
+pub use floor::read_floor;
+pub use process::{Outcome, RunContext, run};
+
+use crate::workload::{Action, Case};
+
+/// A reader in the benchmark.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reader {
+    /// dar-scan in a small Rust runner (timed from open to last batch).
+    Dar,
+    /// The `dar` command line (`dar scan --format null`), whole process.
+    DarCli,
+    /// `dar sql` (DataFusion over dar-datafusion), whole process.
+    DarSql,
+    /// Python `deltalake` (`QueryBuilder`).
+    DeltaRs,
+    /// `polars.scan_delta`, streaming batches.
+    Polars,
+    /// DuckDB with the `delta` extension.
+    Duckdb,
+    /// `daft.read_deltalake`.
+    Daft,
+    /// The arrow-rs floor: parquet's async reader, no Delta logic.
+    ArrowRs,
+}
+
+impl Reader {
+    /// Every reader, in report order.
+    pub const ALL: [Reader; 8] = [
+        Reader::Dar,
+        Reader::DarCli,
+        Reader::DarSql,
+        Reader::DeltaRs,
+        Reader::Polars,
+        Reader::Duckdb,
+        Reader::Daft,
+        Reader::ArrowRs,
+    ];
+
+    /// The name in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reader::Dar => "dar",
+            Reader::DarCli => "dar-cli",
+            Reader::DarSql => "dar-sql",
+            Reader::DeltaRs => "delta-rs",
+            Reader::Polars => "polars",
+            Reader::Duckdb => "duckdb",
+            Reader::Daft => "daft",
+            Reader::ArrowRs => "arrow-rs",
+        }
+    }
+
+    /// Whether it is one of the peers dar is compared with.
+    pub fn is_peer(self) -> bool {
+        matches!(
+            self,
+            Reader::DeltaRs | Reader::Polars | Reader::Duckdb | Reader::Daft
+        )
+    }
+
+    /// Whether it is one of dar's own readers.
+    pub fn is_dar(self) -> bool {
+        matches!(self, Reader::Dar | Reader::DarCli | Reader::DarSql)
+    }
+
+    /// Whether it is the arrow-rs floor.
+    pub fn is_floor(self) -> bool {
+        self == Reader::ArrowRs
+    }
+
+    /// Whether its time covers the whole process (start-up included).
+    pub fn whole_process(self) -> bool {
+        matches!(self, Reader::DarCli | Reader::DarSql)
+    }
+
+    /// Why the reader cannot run `case` at all (before trying), if so.
+    pub fn cannot_run(self, case: &Case) -> Option<&'static str> {
+        match (case.action, self) {
+            (Action::Files, Reader::ArrowRs) => Some("not a Delta reader: no log to load"),
+            (Action::Files, Reader::DarSql) => Some("SQL has no file listing"),
+            (Action::Files, Reader::Polars | Reader::Duckdb | Reader::Daft) => {
+                Some("no API that lists a Delta table's active files")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What one reader process is asked to do (passed as JSON in its argv).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReadSpec {
+    /// The reader (`delta-rs`, ...), for the Python script.
+    pub reader: Reader,
+    /// Scan or list files.
+    pub action: Action,
+    /// Table URI (a local path or `s3://bucket/prefix`).
+    pub uri: String,
+    /// Projected columns.
+    pub columns: Vec<String>,
+    /// SQL filter text.
+    pub filter: Option<String>,
+    /// Row limit.
+    pub limit: Option<usize>,
+    /// Write the result as an Arrow IPC stream to stdout.
+    pub verify: bool,
+    /// Object-store options (`aws_endpoint`, ...), for S3.
+    pub storage: Option<BTreeMap<String, String>>,
+    /// The floor's files, relative to `uri`, with their DV-deleted rows.
+    #[serde(default)]
+    pub files: Vec<crate::fixtures::FileEntry>,
+}
+
+/// The last line a runner writes to stderr.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunnerResult {
+    /// Rows returned.
+    pub rows: u64,
+    /// Seconds from opening the table to the last batch.
+    pub secs: f64,
+    /// Process CPU seconds in the same span.
+    pub cpu_secs: f64,
+}
+
+/// Prints a runner's result line.
+pub fn print_result(r: &RunnerResult) {
+    match serde_json::to_string(r) {
+        Ok(json) => eprintln!("RESULT {json}"),
+        Err(e) => eprintln!("ERROR {e}"),
+    }
+}
+
+/// Process CPU seconds so far (all threads).
+pub fn process_cpu_secs() -> f64 {
+    use nix::time::{ClockId, clock_gettime};
+    clock_gettime(ClockId::CLOCK_PROCESS_CPUTIME_ID)
+        .map(|t| t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9)
+        .unwrap_or(0.0)
+}

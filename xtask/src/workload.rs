@@ -1,0 +1,103 @@
+//! The workloads of the benchmark plan (`../shared/docs/benchmarks.md`):
+//! which table, which columns, which filter, which limit, and on which
+//! storage each runs.
+
+use serde::{Deserialize, Serialize};
+
+/// What a reader does with the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Read rows (projection, filter, limit) into Arrow batches.
+    Scan,
+    /// Load the latest snapshot and list its active files with their
+    /// `numRecords`.
+    Files,
+}
+
+/// One measured case: a workload on one table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Case {
+    /// `W5.grouped`.
+    pub id: String,
+    /// The fixture table it reads (a name in the manifest).
+    pub table: String,
+    /// Scan or list files.
+    pub action: Action,
+    /// Projected columns (logical names).
+    pub columns: Vec<String>,
+    /// SQL filter text every reader understands, or none.
+    pub filter: Option<String>,
+    /// Row limit.
+    pub limit: Option<usize>,
+    /// Whether the case also runs over S3 (W3-W5).
+    pub on_s3: bool,
+}
+
+/// The W5 predicate (TPC-H Q6-like point lookup, about 90 rows at SF1).
+pub const W5_FILTER: &str =
+    "l_shipdate = DATE '1995-03-15' AND l_shipmode = 'AIR' AND l_linenumber IN (1)";
+
+/// Columns W1 reads of its big table (28 of 40).
+pub fn w1_columns() -> Vec<String> {
+    (0..28).map(|i| format!("c{i:02}")).collect()
+}
+
+/// Every case, in plan order; `w6_300k` says whether the shared
+/// `300k-add-files-100-col-partitioned` table is available.
+pub fn cases(w6_300k: bool) -> Vec<Case> {
+    let scan = |id: &str, table: &str, columns: Vec<String>| Case {
+        id: id.into(),
+        table: table.into(),
+        action: Action::Scan,
+        columns,
+        filter: None,
+        limit: None,
+        on_s3: false,
+    };
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let w5_columns = crate::fixtures::w5_read_columns();
+    let mut out = vec![
+        scan("W1.big", "w1_big", w1_columns()),
+        scan("W1.ref", "w1_ref", crate::fixtures::w1_ref_columns()),
+        scan(
+            "W2",
+            "w2_text",
+            names(&["id", "prose", "code", "meta", "title", "notes"]),
+        ),
+        Case {
+            limit: Some(1),
+            on_s3: true,
+            ..scan("W3", "dv", names(&["id", "value"]))
+        },
+        Case {
+            on_s3: true,
+            ..scan("W4", "dv", names(&["id", "value"]))
+        },
+    ];
+    for (id, table) in [
+        ("W5.grouped", "w5_grouped"),
+        ("W5.scattered", "w5_scattered"),
+        ("W5.grouped-dv", "w5_grouped_dv"),
+    ] {
+        out.push(Case {
+            filter: Some(W5_FILTER.into()),
+            on_s3: true,
+            ..scan(id, table, w5_columns.clone())
+        });
+    }
+    let files = |id: &str, table: &str| Case {
+        action: Action::Files,
+        ..scan(id, table, names(&["num_records"]))
+    };
+    out.push(files("W6.checkpoint", "w6_checkpoint"));
+    if w6_300k {
+        out.push(files("W6.300k", "w6_300k"));
+    }
+    out
+}
+
+/// The workload id of a case (`W5` for `W5.grouped`).
+pub fn workload_of(case_id: &str) -> &str {
+    case_id.split('.').next().unwrap_or(case_id)
+}

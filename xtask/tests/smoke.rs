@@ -1,0 +1,88 @@
+//! A `--scale quick` smoke run of `cargo xtask bench`: one workload, every
+//! reader, one round. Nothing about time is asserted; every reader must
+//! return the checked result (rows and checksum), and the run must write
+//! its CSV, summary, charts and environment.
+//!
+//! It needs `python3` (the peers' virtual environment is created from PyPI
+//! on first use, under `<target>/bench/venv`) and the `dar` binary next to
+//! the xtask binary, which `cargo test --workspace` builds.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test"
+)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn quick_bench_every_reader_returns_the_checked_result() {
+    let xtask = PathBuf::from(env!("CARGO_BIN_EXE_xtask"));
+    let dar = xtask.with_file_name("dar");
+    assert!(
+        dar.exists(),
+        "{} is missing: run the whole suite (`cargo test --workspace`) or `cargo build -p dar-cli` first",
+        dar.display()
+    );
+    let out = tempfile::tempdir().unwrap();
+    let status = Command::new(&xtask)
+        .args([
+            "bench",
+            "--scale",
+            "quick",
+            "--workloads",
+            "W5.grouped",
+            "--rounds",
+            "1",
+            "--storage",
+            "local,s3",
+        ])
+        .arg("--out")
+        .arg(out.path())
+        .arg("--dar-bin")
+        .arg(&dar)
+        .status()
+        .unwrap();
+    assert!(status.success(), "xtask bench failed: {status}");
+
+    let csv = std::fs::read_to_string(out.path().join("runs.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    for storage in ["local", "s3"] {
+        for reader in [
+            "dar", "dar-cli", "dar-sql", "delta-rs", "polars", "duckdb", "daft", "arrow-rs",
+        ] {
+            let mine: Vec<&Vec<&str>> = rows
+                .iter()
+                .filter(|r| r[col("storage")] == storage && r[col("reader")] == reader)
+                .collect();
+            // The checked warm-up and one round.
+            assert_eq!(mine.len(), 2, "{storage} {reader}: {mine:?}");
+            for r in mine {
+                assert_eq!(r[col("status")], "ok", "{storage} {reader}: {r:?}");
+                assert_eq!(r[col("case")], "W5.grouped");
+            }
+        }
+    }
+    // Over S3 the proxy saw every reader's requests.
+    let s3_data: Vec<u64> = rows
+        .iter()
+        .filter(|r| r[col("storage")] == "s3")
+        .map(|r| r[col("requests_data")].parse().unwrap())
+        .collect();
+    assert!(s3_data.iter().all(|&n| n > 0), "{s3_data:?}");
+
+    let summary = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
+    assert!(summary.contains("### W5.grouped"), "{summary}");
+    assert!(summary.contains("| dar |"), "{summary}");
+    let env = std::fs::read_to_string(out.path().join("env.json")).unwrap();
+    assert!(env.contains("deltalake==1.6.6"), "{env}");
+    for chart in ["local-W5.grouped.svg", "s3-W5.grouped.svg"] {
+        let svg = std::fs::read_to_string(out.path().join("charts").join(chart)).unwrap();
+        assert!(svg.contains("<svg"), "{chart}");
+    }
+}
