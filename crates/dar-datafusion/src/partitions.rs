@@ -48,7 +48,6 @@ mod tests {
             num_records: None,
             partition_values: vec![],
             deletion_vector: None,
-            columns: vec![],
             access: None,
         }
     }
