@@ -104,6 +104,22 @@ fn bad_worker_addresses_are_one_line_errors() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
+#[test]
+fn a_worker_that_cannot_listen_says_where() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let out = dar()
+        .args(["worker", "--listen", &address])
+        .assert()
+        .failure();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.starts_with(&format!("dar: error: dar worker on {address}: ")),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
 /// Writes `files` files of `rows` rows: `id`, `grp` (5 values).
 fn write_table(dir: &Path, files: usize, rows: usize) -> String {
     use std::sync::Arc;
