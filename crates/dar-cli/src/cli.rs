@@ -39,6 +39,27 @@ pub enum Command {
     /// `--table NAME=URI`, or `delta_scan('uri' [, version])` in the query.
     #[cfg(feature = "sql")]
     Sql(SqlArgs),
+    /// A worker for `dar sql --workers`: runs query stages (Delta scans
+    /// included) sent by a coordinating `dar sql`, reading tables with its
+    /// own storage options and environment. Runs until Ctrl-C.
+    #[cfg(feature = "distributed")]
+    Worker(WorkerArgs),
+}
+
+/// `dar worker`.
+#[cfg(feature = "distributed")]
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The address to listen on (port 0: any free port; the address is
+    /// printed on standard output once listening).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:50051")]
+    pub listen: String,
+
+    /// A storage option for every table this worker reads (repeatable), for
+    /// example `aws_region=eu-west-1`. The usual `AWS_*` environment
+    /// variables are read too; options given here win.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    pub storage_options: Vec<String>,
 }
 
 /// Which table, at which version, with which storage options.
@@ -202,4 +223,11 @@ pub struct SqlArgs {
     /// Delta scan keeps (footers are read to know them), instead of the rows.
     #[arg(long)]
     pub explain: bool,
+
+    /// Run the query's stages on these `dar worker`s (comma-separated
+    /// `host:port`); every file is read by exactly one of them. Without it
+    /// the query runs in this process.
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_delimiter = ',', value_name = "HOST:PORT,...")]
+    pub workers: Vec<String>,
 }

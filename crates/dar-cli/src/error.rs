@@ -125,6 +125,17 @@ pub enum CliError {
         message: String,
     },
 
+    /// `dar worker` cannot listen or serve.
+    #[cfg(feature = "distributed")]
+    #[error("dar worker on {address}: {source}")]
+    Worker {
+        /// The listening address.
+        address: String,
+        /// The cause.
+        #[source]
+        source: Box<dyn StdError + Send + Sync>,
+    },
+
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {source}")]
     Runtime {

@@ -27,12 +27,13 @@ use futures::StreamExt;
 
 use crate::metrics::add_scan_metrics;
 use crate::options::adapt_batch;
+use crate::partitions::balance_exact;
 
 /// Files listed per partition by `EXPLAIN VERBOSE` (the rest are counted).
 const SHOWN_FILES: usize = 5;
 
 /// What `EXPLAIN` shows of a scan besides its files.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct ScanDescription {
     /// The table URI (credentials removed).
     pub uri: String,
@@ -58,6 +59,9 @@ pub struct DeltaScanExec {
     partition_statistics: Vec<Arc<Statistics>>,
     description: ScanDescription,
     metrics: ExecutionPlanMetricsSet,
+    /// Where the scan runs when that is not here (a worker's name), put
+    /// before its errors.
+    location: Option<Arc<str>>,
 }
 
 impl DeltaScanExec {
@@ -84,7 +88,53 @@ impl DeltaScanExec {
             partition_statistics: partition_statistics.into_iter().map(Arc::new).collect(),
             description,
             metrics: ExecutionPlanMetricsSet::new(),
+            location: None,
         }
+    }
+
+    /// A scan of `groups` (one partition each) with `plan`'s context,
+    /// statistics unknown: a decoded scan, or one part of a split.
+    pub(crate) fn from_groups(
+        plan: ScanPlan,
+        groups: Vec<Vec<ScanTask>>,
+        schema: SchemaRef,
+        description: ScanDescription,
+    ) -> Self {
+        let unknown = Statistics::new_unknown(&schema);
+        let per_partition = vec![unknown.clone(); groups.len()];
+        Self::new(plan, groups, schema, unknown, per_partition, description)
+    }
+
+    pub(crate) fn description(&self) -> &ScanDescription {
+        &self.description
+    }
+
+    /// Names where this scan runs (for example `worker 127.0.0.1:50051`):
+    /// its errors then start with it, as text, since they travel to another
+    /// process that cannot tell otherwise which machine failed.
+    pub fn with_location(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(Arc::from(location.into()));
+        self
+    }
+
+    /// This scan's files split into `n` scans (for `n` workers) of about
+    /// equal bytes, each with this scan's number of partitions (some
+    /// possibly empty) and statistics unknown. Every file is in exactly one
+    /// part. With `n` of 0 or 1, one part that reads everything.
+    pub fn split(&self, n: usize) -> Vec<Self> {
+        let partitions = self.groups.len().max(1);
+        let all: Vec<ScanTask> = self.groups.iter().flatten().cloned().collect();
+        balance_exact(all, n.max(1))
+            .into_iter()
+            .map(|tasks| {
+                Self::from_groups(
+                    self.plan.with_tasks(tasks.clone()),
+                    balance_exact(tasks, partitions),
+                    Arc::clone(&self.schema),
+                    self.description.clone(),
+                )
+            })
+            .collect()
     }
 
     /// The dar scan plan (all partitions).
@@ -214,12 +264,16 @@ impl ExecutionPlan for DeltaScanExec {
         })?;
         let output_rows = MetricBuilder::new(&self.metrics).output_rows(partition);
         let schema = Arc::clone(&self.schema);
+        let location = self.location.clone();
         let stream = self
             .plan
             .with_tasks(tasks.clone())
             .execute()
             .map(move |batch| {
-                let batch = batch.map_err(|e| DataFusionError::External(Box::new(e)))?;
+                let batch = batch.map_err(|e| match &location {
+                    None => DataFusionError::External(Box::new(e)),
+                    Some(at) => DataFusionError::Execution(format!("{at}: {e}")),
+                })?;
                 let batch = adapt_batch(&batch, &schema)?;
                 output_rows.add(batch.num_rows());
                 Ok(batch)

@@ -16,7 +16,10 @@
 //!   partitions balanced by bytes, statistics from the file index (so
 //!   `COUNT(*)` is answered without reading data files when no deletion
 //!   vector or predicate is in the way), and dar's scan metrics in
-//!   `EXPLAIN ANALYZE`.
+//!   `EXPLAIN ANALYZE`. [`DeltaScanExec::encode`] and
+//!   [`DeltaScanExec::decode`] carry it to another process (spec and tasks,
+//!   never credentials), and [`DeltaScanExec::split`] divides its files
+//!   among workers; `dar-distributed` builds on them.
 //! * [`register_dar`]: the table function `delta_scan('uri' [, version])`
 //!   and `CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION 'uri'`.
 //!
@@ -43,6 +46,7 @@
 //! ```
 
 mod convert;
+mod encoding;
 mod exec;
 mod factory;
 mod function;

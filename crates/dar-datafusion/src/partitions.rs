@@ -35,6 +35,15 @@ pub(crate) fn balance(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
         .collect()
 }
 
+/// Like [`balance`], but always exactly `n` groups (`n` at least 1): the
+/// ones beyond the number of files are empty.
+pub(crate) fn balance_exact(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
+    let n = n.max(1);
+    let mut groups = balance(tasks, n);
+    groups.resize_with(n, Vec::new);
+    groups
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,7 +57,6 @@ mod tests {
             num_records: None,
             partition_values: vec![],
             deletion_vector: None,
-            columns: vec![],
             access: None,
         }
     }
@@ -85,5 +93,12 @@ mod tests {
         let empty = balance(vec![], 4);
         assert_eq!(empty.len(), 1);
         assert!(empty[0].is_empty());
+    }
+
+    #[test]
+    fn exact_pads_with_empty_groups() {
+        let g = balance_exact(vec![task("a", 3), task("b", 2)], 4);
+        assert_eq!(g.iter().map(Vec::len).collect::<Vec<_>>(), [1, 1, 0, 0]);
+        assert_eq!(balance_exact(vec![task("a", 3)], 0).len(), 1);
     }
 }

@@ -4,16 +4,15 @@
 
 use std::sync::Arc;
 
-use arrow_schema::{Fields, Schema};
 use dar_prune::Expr;
 
-use crate::context::{ContextInner, ScanContext};
+use crate::context::ScanContext;
 use crate::error::{Result, ScanError};
 use crate::file_pruning as files;
-use crate::metrics::{ScanMetrics, Stage};
+use crate::metrics::Stage;
 use crate::plan::ScanPlan;
-use crate::residual::ScanPredicate;
-use crate::schema::projection::OutputColumn;
+use crate::runtime::ScanRuntime;
+use crate::spec::{ScanSpec, producer};
 use crate::table::Table;
 
 /// Default rows per output batch.
@@ -112,46 +111,18 @@ impl ScanBuilder {
     /// Validates the options, binds the predicate, prunes files with the
     /// file index, and returns the plan.
     pub fn build(self) -> Result<ScanPlan> {
-        if self.batch_size == 0 {
-            return Err(ScanError::InvalidOption {
-                option: "batch_size",
-                reason: "must be at least 1".into(),
-            });
-        }
-        if self.concurrency == 0 {
-            return Err(ScanError::InvalidOption {
-                option: "concurrency",
-                reason: "must be at least 1".into(),
-            });
-        }
         let table = &self.table;
         let snapshot = table.snapshot();
-        let schema: &Schema = table.logical_schema();
-        let fields: Fields = schema.fields().clone();
-        let mode = snapshot.column_mapping_mode();
-        let partition_columns = snapshot.partition_columns().to_vec();
-
-        let paths: Vec<Vec<String>> = match &self.columns {
-            Some(c) => c.clone(),
-            None => fields.iter().map(|f| vec![f.name().clone()]).collect(),
+        let columns: Vec<Vec<String>> = match self.columns {
+            Some(c) => c,
+            None => table
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| vec![f.name().clone()])
+                .collect(),
         };
-        let output = paths
-            .iter()
-            .map(|p| OutputColumn::resolve(&fields, p))
-            .collect::<Result<Vec<_>>>()?;
-        let output_schema = Arc::new(Schema::new(
-            output.iter().map(|c| c.field.clone()).collect::<Vec<_>>(),
-        ));
-        let mut projection_roots: Vec<String> = Vec::new();
-        for c in &output {
-            if let Some(r) = c.path.first()
-                && !projection_roots.contains(r)
-            {
-                projection_roots.push(r.clone());
-            }
-        }
-
-        let expr =
+        let predicate =
             match self.predicate {
                 None => None,
                 Some(PredicateInput::Expr(e)) => Some(e),
@@ -161,54 +132,43 @@ impl ScanBuilder {
                     },
                 )?),
             };
-        let predicate = expr
-            .map(|e| ScanPredicate::new(e, schema, &partition_columns, mode))
-            .transpose()?;
+        let spec = ScanSpec {
+            format: ScanSpec::FORMAT,
+            producer: producer(),
+            table_uri: table.uri().to_string(),
+            version: table.version(),
+            schema: table.declared_schema().as_ref().clone(),
+            column_mapping: snapshot.column_mapping_mode(),
+            partition_columns: snapshot.partition_columns().to_vec(),
+            columns,
+            predicate,
+            batch_size: self.batch_size,
+            limit: self.limit,
+            ordered: self.ordered,
+        };
+        let options = table.options();
+        let mut runtime = ScanRuntime::new(table.store().clone())
+            .with_dv_cache(Arc::clone(table.dv_cache()))
+            .with_concurrency(self.concurrency)
+            .with_paths_confined_to_root(options.confined_to_root());
+        for (origin, store) in options.other_stores() {
+            runtime = runtime.with_store_for(origin.clone(), store.clone());
+        }
+        let context = ScanContext::new(spec, runtime)?;
 
-        let metrics = ScanMetrics::new(table.store().metrics().clone());
+        let metrics = context.metrics();
         let index = snapshot.file_index().map_err(|e| table.log_error(e))?;
         let (kept, pruned) = {
             let _t = metrics.time(Stage::FilePruning);
             files::prune(
                 index,
                 snapshot.table_properties(),
-                predicate.as_ref().map(|p| &p.logical),
+                context.inner.predicate.as_ref().map(|p| &p.logical),
             )
         };
         metrics.add_files_total(index.len() as u64);
         metrics.add_files_pruned(pruned as u64);
-        let mappings = files::column_mappings(&fields, &partition_columns, mode);
-        let tasks = kept
-            .into_iter()
-            .map(|i| files::task(index, i, &mappings))
-            .collect();
-
-        let count_only = output.is_empty() && predicate.is_none();
-        let count_by_partition = output.is_empty()
-            && predicate.as_ref().is_some_and(|p| {
-                p.data.is_none() && p.rest_roots.iter().all(|r| partition_columns.contains(r))
-            });
-        let context = ScanContext::new(ContextInner {
-            store: table.store().clone(),
-            other_stores: table.options().other_stores().to_vec(),
-            confine_to_root: table.options().confined_to_root(),
-            dv_cache: Arc::clone(table.dv_cache()),
-            mode,
-            fields,
-            declared: table.declared_schema().fields().clone(),
-            partition_columns,
-            output,
-            output_schema,
-            projection_roots,
-            predicate,
-            batch_size: self.batch_size,
-            limit: self.limit,
-            concurrency: self.concurrency,
-            ordered: self.ordered,
-            metrics,
-            count_only,
-            count_by_partition,
-        });
+        let tasks = kept.into_iter().map(|i| files::task(index, i)).collect();
         Ok(ScanPlan::new(context, tasks))
     }
 }

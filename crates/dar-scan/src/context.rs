@@ -1,43 +1,35 @@
-//! [`ScanContext`]: what every task of one scan shares (store, caches,
-//! schema, predicate, options, metrics).
+//! [`ScanContext`]: what every task of one scan shares: the serializable
+//! [`ScanSpec`], the machine-local [`ScanRuntime`], what follows from the
+//! spec (output columns, bound predicate) and the live metrics.
 
 use std::sync::Arc;
 
-use arrow_schema::{Fields, SchemaRef};
-use dar_dv::DvCache;
+use arrow_schema::{Fields, Schema, SchemaRef};
 use dar_io::TableStore;
-use dar_log::schema::ColumnMappingMode;
 use dar_prune::Predicate;
 
 use crate::error::{Result, ScanError};
 use crate::metrics::ScanMetrics;
 use crate::residual::ScanPredicate;
+use crate::runtime::ScanRuntime;
 use crate::schema::projection::OutputColumn;
+use crate::schema::relax_schema;
+use crate::spec::ScanSpec;
 use crate::task::ScanTask;
 
+/// A scan's spec, its runtime, and what follows from the spec, computed
+/// once: the resolved output columns, the bound predicate.
 #[derive(Debug)]
 pub(crate) struct ContextInner {
-    pub store: TableStore,
-    /// Stores for data files on other stores, by origin.
-    pub other_stores: Vec<(String, TableStore)>,
-    /// Refuse data and DV files outside the table root.
-    pub confine_to_root: bool,
-    pub dv_cache: Arc<DvCache>,
-    pub mode: ColumnMappingMode,
+    pub spec: ScanSpec,
+    pub runtime: ScanRuntime,
     /// The table's logical top-level fields (relaxed nullability).
     pub fields: Fields,
-    /// The same fields with the nullability the Delta schema declares.
-    pub declared: Fields,
-    pub partition_columns: Vec<String>,
     pub output: Vec<OutputColumn>,
     pub output_schema: SchemaRef,
     /// Top-level logical columns the output needs, in output order.
     pub projection_roots: Vec<String>,
     pub predicate: Option<ScanPredicate>,
-    pub batch_size: usize,
-    pub limit: Option<usize>,
-    pub concurrency: usize,
-    pub ordered: bool,
     pub metrics: ScanMetrics,
     /// Empty projection and no predicate: rows are counted, not read,
     /// wherever the log knows them.
@@ -51,7 +43,7 @@ pub(crate) struct ContextInner {
 impl ContextInner {
     /// Whether the table-store key `key` lies under the table root.
     pub(crate) fn is_inside_root(&self, key: &str) -> bool {
-        let root = self.store.root().as_ref();
+        let root = self.runtime.store.root().as_ref();
         root.is_empty()
             || key
                 .strip_prefix(root)
@@ -59,19 +51,83 @@ impl ContextInner {
     }
 }
 
-/// The shared state of one scan, needed to execute its [`crate::ScanTask`]s.
-/// Cheap to clone. Build it from the same table and scan options on any
-/// thread or machine that executes tasks ([`crate::ScanPlan::context`]).
+/// The shared state of one scan, needed to execute its [`crate::ScanTask`]s:
+/// a [`ScanSpec`] (what to read) and a [`ScanRuntime`] (the store and caches
+/// of the machine that reads). Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct ScanContext {
     pub(crate) inner: Arc<ContextInner>,
 }
 
 impl ScanContext {
-    pub(crate) fn new(inner: ContextInner) -> Self {
-        Self {
-            inner: Arc::new(inner),
+    /// Pairs `spec` (planned here or received from another process) with
+    /// `runtime`: resolves the output columns and binds the predicate once
+    /// for all tasks. Fails on options out of range or a spec that does not
+    /// fit its own schema.
+    pub fn new(spec: ScanSpec, runtime: ScanRuntime) -> Result<Self> {
+        if spec.batch_size == 0 {
+            return Err(ScanError::InvalidOption {
+                option: "batch_size",
+                reason: "must be at least 1".into(),
+            });
         }
+        if runtime.concurrency == 0 {
+            return Err(ScanError::InvalidOption {
+                option: "concurrency",
+                reason: "must be at least 1".into(),
+            });
+        }
+        let logical = relax_schema(&spec.schema);
+        let fields = logical.fields().clone();
+        let output = spec
+            .columns
+            .iter()
+            .map(|p| OutputColumn::resolve(&fields, p))
+            .collect::<Result<Vec<_>>>()?;
+        let output_schema = Arc::new(Schema::new(
+            output.iter().map(|c| c.field.clone()).collect::<Vec<_>>(),
+        ));
+        let mut projection_roots: Vec<String> = Vec::new();
+        for c in &output {
+            if let Some(r) = c.path.first()
+                && !projection_roots.contains(r)
+            {
+                projection_roots.push(r.clone());
+            }
+        }
+        let predicate = spec
+            .predicate
+            .clone()
+            .map(|e| ScanPredicate::new(e, &logical, &spec.partition_columns, spec.column_mapping))
+            .transpose()?;
+        let count_only = output.is_empty() && predicate.is_none();
+        let count_by_partition = output.is_empty()
+            && predicate.as_ref().is_some_and(|p| {
+                p.data.is_none()
+                    && p.rest_roots
+                        .iter()
+                        .all(|r| spec.partition_columns.contains(r))
+            });
+        let metrics = ScanMetrics::new(runtime.store.metrics().clone());
+        Ok(Self {
+            inner: Arc::new(ContextInner {
+                spec,
+                runtime,
+                fields,
+                output,
+                output_schema,
+                projection_roots,
+                predicate,
+                metrics,
+                count_only,
+                count_by_partition,
+            }),
+        })
+    }
+
+    /// What the scan reads, to send to another process.
+    pub fn spec(&self) -> &ScanSpec {
+        &self.inner.spec
     }
 
     /// The output schema.
@@ -104,13 +160,14 @@ impl ScanContext {
         };
         match &task.store_origin {
             None => {
-                if inner.confine_to_root && !inner.is_inside_root(&task.object_path) {
+                if inner.runtime.confine_to_root && !inner.is_inside_root(&task.object_path) {
                     return Err(outside());
                 }
-                Ok(&inner.store)
+                Ok(&inner.runtime.store)
             }
-            Some(_) if inner.confine_to_root => Err(outside()),
+            Some(_) if inner.runtime.confine_to_root => Err(outside()),
             Some(origin) => inner
+                .runtime
                 .other_stores
                 .iter()
                 .find(|(o, _)| o == origin)
@@ -126,7 +183,7 @@ impl ScanContext {
     /// name it: `/tmp/t/a.parquet` for a local table, `s3://bucket/t/a.parquet`
     /// otherwise (object keys lack the local path's leading `/`).
     pub(crate) fn location(&self, key: &str) -> String {
-        let url = self.inner.store.url();
+        let url = self.inner.runtime.store.url();
         match url.scheme() {
             "file" => format!("/{key}"),
             scheme => format!("{scheme}://{}/{key}", url.host_str().unwrap_or("")),
@@ -135,6 +192,6 @@ impl ScanContext {
 
     /// Whether `name` is a partition column.
     pub(crate) fn is_partition(&self, name: &str) -> bool {
-        self.inner.partition_columns.iter().any(|p| p == name)
+        self.inner.spec.partition_columns.iter().any(|p| p == name)
     }
 }

@@ -197,6 +197,29 @@ pub enum ScanError {
         /// What is wrong.
         reason: String,
     },
+
+    /// Encoded scan specs or tasks (bytes from another process) that do
+    /// not parse.
+    #[error("invalid encoded scan: {reason}")]
+    Spec {
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// Encoded scan specs or tasks of a format this build does not read
+    /// (written by another version of dar).
+    #[error(
+        "encoded scan of format {found} (written by {producer}) cannot be read by dar {} (scan format {supported}); run the same dar version on every machine",
+        env!("CARGO_PKG_VERSION")
+    )]
+    SpecFormat {
+        /// The format of the bytes.
+        found: u32,
+        /// The dar version that wrote them, as it names itself.
+        producer: String,
+        /// The format this build reads.
+        supported: u32,
+    },
 }
 
 /// Result alias for `dar-scan`.

@@ -8,13 +8,10 @@
 //! [`ScanTask`]s.
 
 use arrow_array::Array;
-use arrow_schema::Fields;
 use dar_log::FileIndex;
-use dar_log::schema::{ColumnMappingMode, PARQUET_FIELD_ID_KEY};
 use dar_prune::{ColumnPath, FileStatistics, Predicate};
 
-use crate::schema::mapping::physical_name;
-use crate::task::{ColumnMapping, DvInfo, PartitionValue, ScanTask};
+use crate::task::{DvInfo, PartitionValue, ScanTask};
 
 /// Table property: characters kept of string stats.
 const STRING_PREFIX_KEY: &str = "delta.dataSkippingStringPrefixLength";
@@ -67,28 +64,8 @@ pub(crate) fn prune(
     (keep, pruned)
 }
 
-/// The top-level column mapping of the table.
-pub(crate) fn column_mappings(
-    fields: &Fields,
-    partition_columns: &[String],
-    mode: ColumnMappingMode,
-) -> Vec<ColumnMapping> {
-    fields
-        .iter()
-        .map(|f| ColumnMapping {
-            logical: f.name().clone(),
-            physical: physical_name(f, mode).to_string(),
-            field_id: f
-                .metadata()
-                .get(PARQUET_FIELD_ID_KEY)
-                .and_then(|v| v.parse().ok()),
-            partition: partition_columns.contains(f.name()),
-        })
-        .collect()
-}
-
 /// The task of file `i` of `index`.
-pub(crate) fn task(index: &FileIndex, i: usize, columns: &[ColumnMapping]) -> ScanTask {
+pub(crate) fn task(index: &FileIndex, i: usize) -> ScanTask {
     let partition_values = index
         .partition_columns
         .iter()
@@ -123,7 +100,6 @@ pub(crate) fn task(index: &FileIndex, i: usize, columns: &[ColumnMapping]) -> Sc
             size_in_bytes: d.size_in_bytes,
             cardinality: d.cardinality,
         }),
-        columns: columns.to_vec(),
         access: None,
     }
 }

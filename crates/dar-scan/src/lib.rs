@@ -17,6 +17,11 @@
 //! Stream<Item = Result<RecordBatch>>  (bounded, LIMIT stops all I/O)
 //! ```
 //!
+//! A plan runs anywhere: its [`ScanSpec`] (what to read) and its
+//! [`ScanTask`]s (one per file) are plain serde data; another process pairs
+//! them with a [`ScanRuntime`] of its own (its store for the spec's table
+//! URI) in [`ScanContext::new`] and executes them with [`ScanPlan::new`].
+//!
 //! # Example
 //!
 //! ```
@@ -50,7 +55,9 @@ mod limit;
 mod metrics;
 mod plan;
 mod residual;
+mod runtime;
 mod schema;
+mod spec;
 mod stages;
 mod table;
 mod task;
@@ -61,8 +68,10 @@ pub use error::{Result, ScanError};
 pub use files::{FileColumns, files_batch};
 pub use metrics::{MetricsSnapshot, ScanMetrics, Stage};
 pub use plan::ScanPlan;
+pub use runtime::ScanRuntime;
+pub use spec::ScanSpec;
 pub use table::{DEFAULT_DV_CACHE_BYTES, Table, TableOptions, VersionSpec};
-pub use task::{ColumnMapping, DvInfo, FileAccess, PartitionValue, ScanTask, SelectionRun};
+pub use task::{DvInfo, FileAccess, PartitionValue, ScanTask, SelectionRun};
 
 /// Re-exported so callers can build predicates without naming `dar-prune`.
 pub use dar_prune::{Expr, col, lit};

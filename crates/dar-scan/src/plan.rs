@@ -29,7 +29,10 @@ async fn open_stream(ctx: ScanContext, task: ScanTask) -> BoxStream<'static, Res
 }
 
 impl ScanPlan {
-    pub(crate) fn new(context: ScanContext, tasks: Vec<ScanTask>) -> Self {
+    /// A plan that reads `tasks` with `context`: on the machine that
+    /// planned them, or on another one with a context built from the
+    /// received spec ([`ScanContext::new`]).
+    pub fn new(context: ScanContext, tasks: Vec<ScanTask>) -> Self {
         Self { context, tasks }
     }
 
@@ -70,7 +73,7 @@ impl ScanPlan {
     /// elsewhere; [`ScanPlan::execute`] does the same work lazily otherwise.
     pub async fn resolve(self) -> Result<Self> {
         let ctx = self.context.clone();
-        let concurrency = ctx.inner.concurrency;
+        let concurrency = ctx.inner.runtime.concurrency;
         let tasks: Vec<Option<ScanTask>> = futures::stream::iter(self.tasks)
             .map(|mut task| {
                 let ctx = ctx.clone();
@@ -102,15 +105,15 @@ impl ScanPlan {
         let inner = &ctx.inner;
         // A limit without a predicate is met by the first files: open
         // them one at a time so no further file is touched.
-        let concurrency = if inner.limit.is_some() && inner.predicate.is_none() {
+        let concurrency = if inner.spec.limit.is_some() && inner.predicate.is_none() {
             1
         } else {
-            inner.concurrency
+            inner.runtime.concurrency
         };
         let open_ctx = ctx.clone();
         let opens = futures::stream::iter(self.tasks.clone())
             .map(move |t| open_stream(open_ctx.clone(), t));
-        let batches = if inner.ordered {
+        let batches = if inner.spec.ordered {
             // The file being decoded plus up to `concurrency - 1` opened
             // (footer, page index, DV) ahead of it.
             opens
@@ -125,7 +128,7 @@ impl ScanPlan {
                 .flatten_unordered(concurrency)
                 .boxed()
         };
-        LimitStream::new(batches, inner.limit, inner.metrics.clone()).boxed()
+        LimitStream::new(batches, inner.spec.limit, inner.metrics.clone()).boxed()
     }
 
     /// Runs every task and collects the batches.
@@ -141,6 +144,6 @@ impl ScanTask {
         let s = open_stream(ctx.clone(), self.clone())
             .flatten_stream()
             .boxed();
-        LimitStream::new(s, ctx.inner.limit, ctx.inner.metrics.clone()).boxed()
+        LimitStream::new(s, ctx.inner.spec.limit, ctx.inner.metrics.clone()).boxed()
     }
 }

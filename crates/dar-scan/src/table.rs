@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 use dar_dv::DvCache;
 use dar_io::{StorageOptions, TableStore, redact_uri};
 use dar_log::{FileIndexMode, Snapshot};
@@ -254,10 +254,6 @@ impl Table {
             uri: self.uri.clone(),
             source: Box::new(source),
         }
-    }
-
-    pub(crate) fn logical_schema(&self) -> &Schema {
-        &self.schema
     }
 
     /// The table schema as the Delta log declares it: like

@@ -1,11 +1,12 @@
 //! [`ScanTask`]: one data file to read, as plain serde-serializable data.
 //!
 //! A task says everything about the file that the log knows (object path,
-//! size, typed partition values, row count, DV descriptor, how physical
-//! columns map to logical ones) and, once resolved, which row groups and
-//! rows to read ([`FileAccess`]). Another thread, engine or machine can
+//! size, typed partition values, row count, DV descriptor) and, once
+//! resolved, which row groups and rows to read ([`FileAccess`]). What all
+//! files share (schema, column mapping, projection, predicate) is said once,
+//! in the scan's [`crate::ScanSpec`]. Another thread, engine or machine can
 //! execute any subset of a plan's tasks with a [`crate::ScanContext`] built
-//! from the same table and scan options.
+//! from that spec and its own store.
 
 use arrow_array::Array;
 use dar_prune::Scalar;
@@ -128,19 +129,6 @@ pub struct DvInfo {
     pub cardinality: i64,
 }
 
-/// How one logical top-level column is stored in the data files.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ColumnMapping {
-    /// The logical name (output).
-    pub logical: String,
-    /// The physical name in files (equal to `logical` without mapping).
-    pub physical: String,
-    /// The Parquet field id matched in `id` mode.
-    pub field_id: Option<i32>,
-    /// Whether the column is a partition column (never read from files).
-    pub partition: bool,
-}
-
 /// One run of a row selection: `rows` rows selected or skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SelectionRun {
@@ -217,8 +205,6 @@ pub struct ScanTask {
     pub partition_values: Vec<(String, PartitionValue)>,
     /// The file's deletion vector.
     pub deletion_vector: Option<DvInfo>,
-    /// Logical to physical names of the table's top-level columns.
-    pub columns: Vec<ColumnMapping>,
     /// Row groups and rows to read, once resolved (see
     /// [`crate::ScanPlan::resolve`]); `None` prunes while executing.
     pub access: Option<FileAccess>,
@@ -274,7 +260,6 @@ mod tests {
                 size_in_bytes: 4,
                 cardinality: 2,
             }),
-            columns: vec![],
             access: Some(FileAccess {
                 row_groups: vec![0, 2],
                 selection: Some(vec![SelectionRun {

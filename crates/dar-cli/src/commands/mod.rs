@@ -5,6 +5,8 @@ mod info;
 mod scan;
 #[cfg(feature = "sql")]
 mod sql;
+#[cfg(feature = "distributed")]
+mod worker;
 
 use std::io::Write;
 
@@ -32,6 +34,8 @@ pub async fn run(cli: Cli, streams: &mut Streams<'_>) -> Result<(), CliError> {
         Command::Scan(args) => scan::run(&args, streams).await,
         #[cfg(feature = "sql")]
         Command::Sql(args) => sql::run(&args, streams).await,
+        #[cfg(feature = "distributed")]
+        Command::Worker(args) => worker::run(&args, streams).await,
     }
 }
 

@@ -98,7 +98,7 @@ async fn write_file(
 }
 
 /// Resolves on Ctrl-C (never, if the signal cannot be watched).
-async fn interrupted() {
+pub(crate) async fn interrupted() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }

@@ -18,14 +18,41 @@ use crate::error::{CliError, one_line};
 use crate::output::batch_sink;
 use crate::table::parse_storage_options;
 
-/// Runs `dar sql`.
+/// Runs `dar sql`. A query that failed on `--workers` names the workers
+/// that no longer answer (a dead worker's broken stream does not say
+/// which it was).
 pub async fn run(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
+    let result = query(args, streams).await;
+    #[cfg(feature = "distributed")]
+    if let Err(CliError::Sql { message }) = &result
+        && !args.workers.is_empty()
+    {
+        let down = dar_distributed::unreachable_workers(&worker_urls(args)?).await;
+        if !down.is_empty() {
+            let names: Vec<String> = down
+                .iter()
+                .map(|u| {
+                    let host = u.host_str().unwrap_or_default();
+                    let port = u.port_or_known_default().unwrap_or_default();
+                    format!("worker {host}:{port}")
+                })
+                .collect();
+            let lost = format!("query failed: {} no longer reachable; ", names.join(", "));
+            return Err(CliError::Sql {
+                message: message.replacen("query failed: ", &lost, 1),
+            });
+        }
+    }
+    result
+}
+
+async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
     check_output(args.format, args.output.as_deref())?;
     let storage = parse_storage_options(&args.storage_options)?;
     // `--explain` reads the kept files' footers while planning, so that the
     // plan shows the row groups and pages each scan keeps.
     let options = DeltaScanOptions::new().with_resolve_at_plan(args.explain);
-    let ctx = SessionContext::new();
+    let ctx = session(args)?;
     register_dar_with(&ctx, storage.clone(), options);
     for (i, entry) in args.tables.iter().enumerate() {
         let (name, uri) = match entry.split_once('=') {
@@ -84,6 +111,37 @@ pub async fn run(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliErr
             sink.finish()
         }
     }
+}
+
+/// The URLs of `--workers`.
+#[cfg(feature = "distributed")]
+fn worker_urls(args: &SqlArgs) -> Result<Vec<url::Url>, CliError> {
+    args.workers
+        .iter()
+        .map(|w| dar_distributed::worker_url(w.trim()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CliError::InvalidArgument {
+            argument: "--workers",
+            reason: e.strip_backtrace(),
+        })
+}
+
+/// The session: one that runs the stages on `--workers`, or a plain one.
+#[cfg(feature = "distributed")]
+fn session(args: &SqlArgs) -> Result<SessionContext, CliError> {
+    if args.workers.is_empty() {
+        return Ok(SessionContext::new());
+    }
+    Ok(SessionContext::from(dar_distributed::coordinator_state(
+        datafusion::prelude::SessionConfig::new(),
+        worker_urls(args)?,
+    )))
+}
+
+/// The session: a plain one (built without `distributed`).
+#[cfg(not(feature = "distributed"))]
+fn session(_args: &SqlArgs) -> Result<SessionContext, CliError> {
+    Ok(SessionContext::new())
 }
 
 /// A DataFusion error as one line: dar's own error (a table that cannot be

@@ -9,6 +9,8 @@
     reason = "tests"
 )]
 
+#[cfg(feature = "distributed")]
+mod distributed;
 mod errors;
 mod files;
 mod info;

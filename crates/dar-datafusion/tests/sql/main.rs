@@ -11,6 +11,7 @@
 mod dat;
 mod kit;
 mod plans;
+mod remote;
 mod slt;
 
 use std::path::PathBuf;

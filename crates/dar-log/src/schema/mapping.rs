@@ -9,7 +9,10 @@ use crate::error::{LogError, Result};
 pub const COLUMN_MAPPING_MODE_KEY: &str = "delta.columnMapping.mode";
 
 /// How data files name their columns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum ColumnMappingMode {
     /// Files use the logical names.
     #[default]

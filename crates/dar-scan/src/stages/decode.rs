@@ -94,7 +94,7 @@ impl Shaper {
         let rows = file_batch.num_rows();
         let adapter = Adapter {
             path,
-            mode: inner.mode,
+            mode: inner.spec.column_mapping,
         };
         let _t = inner.metrics.time(Stage::Adapt);
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.read_fields.len());
@@ -110,7 +110,7 @@ impl Shaper {
             } else {
                 if let Some(d) = declared
                     && !d.is_nullable()
-                    && find_field(f, fields, inner.mode).is_none()
+                    && find_field(f, fields, inner.spec.column_mapping).is_none()
                 {
                     return Err(ScanError::MissingNonNullable {
                         path: path.to_string(),
@@ -202,7 +202,7 @@ pub(crate) fn stream(
         if ctx.is_partition(f.name()) {
             None
         } else {
-            find_field(f, &file_fields, inner.mode)
+            find_field(f, &file_fields, inner.spec.column_mapping)
         }
     };
 
@@ -222,7 +222,7 @@ pub(crate) fn stream(
                 let mask = ProjectionMask::roots(&parquet_schema, roots);
                 let data = data.clone();
                 let schema = Arc::new(Schema::new(targets.clone()));
-                let mode = inner.mode;
+                let mode = inner.spec.column_mapping;
                 let file_path = path.clone();
                 let metrics = inner.metrics.clone();
                 let f = move |batch: RecordBatch| -> Result<BooleanArray, ArrowError> {
@@ -278,7 +278,7 @@ pub(crate) fn stream(
     let mask = ProjectionMask::roots(&parquet_schema, roots);
 
     let mut builder = ParquetRecordBatchStreamBuilder::new_with_metadata(footer.reader, arrow_md)
-        .with_batch_size(inner.batch_size)
+        .with_batch_size(inner.spec.batch_size)
         .with_projection(mask)
         .with_row_groups(access.row_groups.clone());
     if let Some(selection) = access.row_selection() {
@@ -288,7 +288,7 @@ pub(crate) fn stream(
         builder = builder.with_row_filter(f);
     }
     if residual.is_empty()
-        && let Some(limit) = inner.limit
+        && let Some(limit) = inner.spec.limit
     {
         builder = builder.with_limit(limit);
     }
@@ -304,7 +304,9 @@ pub(crate) fn stream(
             .iter()
             .map(|f| {
                 inner
-                    .declared
+                    .spec
+                    .schema
+                    .fields()
                     .find(f.name())
                     .map(|(_, d)| Arc::clone(d))
                     .filter(|d| nullability::has_constraint(d))

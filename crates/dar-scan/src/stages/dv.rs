@@ -37,7 +37,7 @@ pub(crate) async fn load(
     .with_row_count(file_rows);
     let metrics = &ctx.inner.metrics;
     let _t = metrics.time(Stage::DeletionVector);
-    let store = &ctx.inner.store;
+    let store = &ctx.inner.runtime.store;
     let location = match dv.uuid_and_prefix().map_err(err)? {
         Some((uuid, prefix)) => {
             let name = format!("deletion_vector_{uuid}.bin");
@@ -53,7 +53,7 @@ pub(crate) async fn load(
             None => Path::default(),
         },
     };
-    if ctx.inner.confine_to_root
+    if ctx.inner.runtime.confine_to_root
         && !location.as_ref().is_empty()
         && !ctx.inner.is_inside_root(location.as_ref())
     {
@@ -64,6 +64,7 @@ pub(crate) async fn load(
     }
     let rows = ctx
         .inner
+        .runtime
         .dv_cache
         .load_at(store.store(), &location, &dv)
         .await

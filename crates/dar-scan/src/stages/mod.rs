@@ -76,7 +76,7 @@ pub(crate) async fn plan_file(ctx: &ScanContext, task: &ScanTask) -> Result<(Foo
 
 /// Batches of `rows` rows and no columns.
 fn count_batches(ctx: &ScanContext, rows: u64) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-    let batch_size = ctx.inner.batch_size as u64;
+    let batch_size = ctx.inner.spec.batch_size as u64;
     let schema = ctx.schema().clone();
     let mut batches = Vec::new();
     let mut left = rows;

@@ -65,7 +65,7 @@ fn stats_usable(ctx: &ScanContext, footer: &Footer) -> bool {
     let Ok(schema) = parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata()) else {
         return false;
     };
-    let mode = ctx.inner.mode;
+    let mode = ctx.inner.spec.column_mapping;
     p.data_roots.iter().all(|root| {
         let Some(field) = ctx.inner.fields.iter().find(|f| f.name() == root) else {
             return false;

@@ -15,3 +15,4 @@ mod dat;
 mod hardening;
 mod kernel;
 mod props;
+mod remote;
