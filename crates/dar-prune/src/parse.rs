@@ -34,7 +34,7 @@ pub use tree::{MAX_KEYWORD_PAREN_DEPTH, MAX_NAME_PARTS};
 /// [`MAX_KEYWORD_PAREN_DEPTH`] a [`PruneError::TooDeepAfterKeyword`] error.
 pub fn parse_expr(text: &str) -> Result<Expr> {
     let dialect = GenericDialect {};
-    tree::scan_nesting(&dialect, text)?;
+    tree::scan_tokens(&dialect, text)?;
     let located = |e| parser_error(e, text);
     // sqlparser's own limit is a backstop (its stack grows on demand): the
     // tree's depth is checked below, flat chains counted once.
