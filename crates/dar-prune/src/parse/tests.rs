@@ -268,3 +268,76 @@ fn tokens_no_predicate_uses_are_refused_where_they_are() {
             })))
     );
 }
+
+#[test]
+fn not_and_cast_parentheses_are_parsed_once() {
+    // Found while re-running the fuzz target: 16 levels of `NOT (` (the
+    // limit) around 6 KB that fails inside took 10 s, each level parsed
+    // again as a function call `NOT(...)`.
+    let inner = "a = 1 AND ".repeat(400);
+    for keyword in ["NOT (", "CAST("] {
+        let text = format!("{}{inner}", keyword.repeat(MAX_KEYWORD_PAREN_DEPTH));
+        let err = parse_expr(&text).unwrap_err();
+        assert!(
+            matches!(err, PruneError::Parse { .. }),
+            "{keyword}: {err:?}"
+        );
+    }
+    // Both still parse where a predicate has them.
+    assert_eq!(
+        parse_expr("NOT (NOT (a = CAST(CAST('1' AS INT) AS BIGINT)))").unwrap(),
+        col("a").eq(lit(1i64)).not().not()
+    );
+    // A column named like the keyword is still a column.
+    assert_eq!(parse_expr("not = 1").unwrap(), col("not").eq(lit(1i64)));
+    assert_eq!(parse_expr("cast = 1").unwrap(), col("cast").eq(lit(1i64)));
+}
+
+#[test]
+fn other_keywords_before_a_parenthesis_are_refused_early() {
+    let text = format!("{}{}", "CEIL(".repeat(16), "a = 1 AND ".repeat(400));
+    let err = parse_expr(&text).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            PruneError::Unsupported {
+                line: 1,
+                column: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("`CEIL(`"), "{err}");
+    assert!(parse_expr("x NOT IN (1) AND y BETWEEN (1) AND (2) OR (z = 1)").is_ok());
+    assert!(parse_expr("d = CAST(1.5 AS NUMERIC(3, 1))").is_ok());
+}
+
+#[test]
+fn the_predicate_dialect_parses_as_the_generic_one() {
+    use sqlparser::dialect::GenericDialect;
+    let tree = |dialect: &dyn sqlparser::dialect::Dialect, text: &str| {
+        Parser::new(dialect)
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_expr())
+            .map(|e| format!("{e:?}"))
+            .map_err(|e| e.to_string())
+    };
+    for text in [
+        "a > 5 AND b IN ('x', 'y') OR NOT (c IS NULL)",
+        "NOT (NOT a.b.c = CAST('1' AS DECIMAL(3, 1)))",
+        "d = DATE '2024-01-02' AND t > TIMESTAMP_NTZ '2024-01-02 03:04:05'",
+        "x#y = $1 OR s LIKE 'a\\%%' ESCAPE '\\' OR f = -1e3",
+        "'2024-01-02'::DATE = d AND s = E'x' AND m[1] = 2 AND j->>'k' = 'v'",
+        "upper(s) = 'X' AND CEIL(f) > 1 AND x BETWEEN 1 AND 3",
+        "not = 1 AND cast = 2 AND NOT x",
+        "NOT EXISTS (SELECT 1) AND CAST(x AS INT) = 1",
+        "a > ",
+    ] {
+        assert_eq!(
+            tree(&dialect::PredicateDialect, text),
+            tree(&GenericDialect, text),
+            "{text}"
+        );
+    }
+}

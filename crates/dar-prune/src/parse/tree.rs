@@ -17,15 +17,34 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 use crate::error::{PruneError, Result};
 use crate::expr::MAX_EXPR_DEPTH;
 
-/// How deep parentheses (or brackets) opened right after a keyword, such as
-/// `NOT (` or `CAST(`, may nest in predicate text.
+/// How deep parentheses opened right after a keyword, such as `NOT (` or
+/// `CAST(`, may nest in predicate text.
 ///
 /// When parsing inside such a parenthesis fails, sqlparser's generic
 /// dialect tries the keyword again as a function name and parses the
 /// parenthesis a second time, so a failure `n` levels down costs `2^n`
-/// parses. 16 levels keep that below a second; deeper text is refused
-/// before sqlparser sees it (a linear scan of the tokens).
+/// parses of what is inside. dar-prune's dialect parses `NOT (` and `CAST(`
+/// once and a `(` after any other prefix keyword is refused, so this limit
+/// is a backstop; deeper text is refused before sqlparser sees it (a linear
+/// scan of the tokens).
 pub const MAX_KEYWORD_PAREN_DEPTH: usize = 16;
+
+/// The keywords a `(` may follow in a predicate. sqlparser parses the
+/// parenthesis after other prefix keywords (`CEIL(`, `EXTRACT(`, ...) twice
+/// when something inside fails, at a cost that doubles per level, and none
+/// of them is a predicate.
+const KEYWORDS_BEFORE_PAREN: &[Keyword] = &[
+    Keyword::NOT,
+    Keyword::CAST,
+    Keyword::IN,
+    Keyword::AND,
+    Keyword::OR,
+    Keyword::BETWEEN,
+    Keyword::LIKE,
+    Keyword::ESCAPE,
+    Keyword::DECIMAL,
+    Keyword::NUMERIC,
+];
 
 /// Parts a dotted name (`a.b.c`) may have. sqlparser backtracks over each
 /// dot of a name that ends in an error (`a.b.c.`), again at a cost that
@@ -48,6 +67,7 @@ pub(super) fn scan_tokens(dialect: &dyn Dialect, text: &str) -> Result<()> {
     let mut open: Vec<(bool, usize)> = Vec::new();
     let (mut keyword_led, mut outer_runs, mut run) = (0usize, 0usize, 0usize);
     let mut previous_keyword = false;
+    let mut keyword = (Keyword::NoKeyword, 0, 0);
     let mut dots = 0usize;
     let mut after_dot = false;
     for TokenWithSpan { token, span } in tokens {
@@ -84,6 +104,18 @@ pub(super) fn scan_tokens(dialect: &dyn Dialect, text: &str) -> Result<()> {
                 what: format!("a dotted name of more than {MAX_NAME_PARTS} parts"),
             });
         }
+        if token == Token::LParen && previous_keyword && !KEYWORDS_BEFORE_PAREN.contains(&keyword.0)
+        {
+            return Err(PruneError::Unsupported {
+                line: keyword.1,
+                column: keyword.2,
+                what: format!(
+                    "`{:?}(` (functions and keyword forms are not supported; \
+                     `(` may follow NOT, CAST, IN, AND, OR, BETWEEN, LIKE, ESCAPE, DECIMAL, NUMERIC)",
+                    keyword.0
+                ),
+            });
+        }
         match &token {
             Token::LParen | Token::LBracket => {
                 open.push((previous_keyword, run));
@@ -118,6 +150,9 @@ pub(super) fn scan_tokens(dialect: &dyn Dialect, text: &str) -> Result<()> {
             &token,
             Token::Word(w) if w.keyword != Keyword::NoKeyword && w.quote_style.is_none()
         );
+        if let Token::Word(w) = &token {
+            keyword = (w.keyword, span.start.line, span.start.column);
+        }
     }
     Ok(())
 }
