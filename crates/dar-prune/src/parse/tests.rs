@@ -179,6 +179,17 @@ fn long_dotted_names_are_refused_before_sqlparser_backtracks() {
     let slow = "+t.iS.S.I.S.I.t.iS.S.I.S.I.iS.S.I.S.I.t.iS.S.I.S.I.(\tSSz = (";
     let err = parse_expr(slow).unwrap_err();
     assert!(err.to_string().contains("more than 10 parts"), "{err}");
+    assert!(
+        matches!(
+            err,
+            PruneError::Unsupported {
+                line: 1,
+                column: 23,
+                ..
+            }
+        ),
+        "at the tenth dot: {err:?}"
+    );
     assert!(parse_expr("a.b.c.d.e.f.g.h.i.j = 1").is_ok());
     assert!(parse_expr("a.b.c.d.e.f.g.h.i.j.k = 1").is_err());
 }
@@ -192,6 +203,17 @@ fn a_dot_before_anything_but_a_name_is_refused_early() {
     assert!(
         err.to_string().contains("`.` must be followed by a name"),
         "{err}"
+    );
+    assert!(
+        matches!(
+            err,
+            PruneError::Unsupported {
+                line: 1,
+                column: 19,
+                ..
+            }
+        ),
+        "at the `(`: {err:?}"
     );
 }
 

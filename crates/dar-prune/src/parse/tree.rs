@@ -85,8 +85,8 @@ pub(super) fn scan_tokens(dialect: &dyn Dialect, text: &str) -> Result<()> {
             // sqlparser backtracks exponentially over `a .(` chains before
             // it says so; a predicate only ever has names after a dot.
             return Err(PruneError::Unsupported {
-                line: 0,
-                column: 0,
+                line: span.start.line,
+                column: span.start.column,
                 what: format!("`{token}` after a `.` (a `.` must be followed by a name)"),
             });
         }
@@ -99,8 +99,8 @@ pub(super) fn scan_tokens(dialect: &dyn Dialect, text: &str) -> Result<()> {
         }
         if dots >= MAX_NAME_PARTS {
             return Err(PruneError::Unsupported {
-                line: 0,
-                column: 0,
+                line: span.start.line,
+                column: span.start.column,
                 what: format!("a dotted name of more than {MAX_NAME_PARTS} parts"),
             });
         }
