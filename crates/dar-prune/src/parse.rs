@@ -1,4 +1,5 @@
-//! The text form of predicates, parsed with `sqlparser` (generic dialect).
+//! The text form of predicates, parsed with `sqlparser` (its generic
+//! dialect, with `NOT (` and `CAST(` parsed once: see `dialect.rs`).
 //!
 //! Supported: column names (`a`, nested `a.b.c`, quoted `"odd name"`),
 //! literals (integers, decimals `1.5`, exponents `1e3` as DOUBLE, strings,
@@ -14,13 +15,13 @@ use arrow_schema::{DataType as ArrowType, TimeUnit};
 use sqlparser::ast::{
     BinaryOperator, CastKind, DataType as SqlType, Expr as SqlExpr, Spanned, UnaryOperator, Value,
 };
-use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token};
 
 use crate::error::{PruneError, Result};
 use crate::expr::{CmpOp, ColumnPath, Expr, MAX_EXPR_DEPTH, Scalar, UTC, check_depth, dismantle};
 
+mod dialect;
 mod tree;
 
 pub use tree::{MAX_KEYWORD_PAREN_DEPTH, MAX_NAME_PARTS};
@@ -33,8 +34,8 @@ pub use tree::{MAX_KEYWORD_PAREN_DEPTH, MAX_NAME_PARTS};
 /// parentheses after keywords nested deeper than
 /// [`MAX_KEYWORD_PAREN_DEPTH`] a [`PruneError::TooDeepAfterKeyword`] error.
 pub fn parse_expr(text: &str) -> Result<Expr> {
-    let dialect = GenericDialect {};
-    tree::scan_nesting(&dialect, text)?;
+    let dialect = dialect::PredicateDialect;
+    tree::scan_tokens(&dialect, text)?;
     let located = |e| parser_error(e, text);
     // sqlparser's own limit is a backstop (its stack grows on demand): the
     // tree's depth is checked below, flat chains counted once.
