@@ -160,4 +160,11 @@ if __name__ == "__main__":
         main()
     except Exception as e:  # the xtask reports the reader as failing with this text
         print("ERROR " + (type(e).__name__ + ": " + str(e)).replace("\n", " ")[:2000], file=sys.stderr)
-        sys.exit(3)
+        sys.stderr.flush()
+        os._exit(3)
+    # Every batch is consumed and reported: skip the interpreter's teardown,
+    # where a reader's background threads can crash the process (Daft over
+    # S3 was seen to die from a signal after its result).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
