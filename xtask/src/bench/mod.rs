@@ -300,8 +300,17 @@ fn run_case(
         match readers::run(ctx, &spec(reader, true)) {
             Err(e) => {
                 // A reader slower than the timeout is not one that rejects the table.
-                let status = if e.starts_with("timed out") { "timeout" } else { "unsupported" };
-                eprintln!("bench {} {} {}: {status}: {e}", storage.name(), case.id, reader.name());
+                let status = if e.starts_with("timed out") {
+                    "timeout"
+                } else {
+                    "unsupported"
+                };
+                eprintln!(
+                    "bench {} {} {}: {status}: {e}",
+                    storage.name(),
+                    case.id,
+                    reader.name()
+                );
                 out.push(blank(reader, 0, status, e));
             }
             Ok(o) => {
