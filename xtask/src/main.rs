@@ -82,6 +82,27 @@ enum Command {
         #[arg(long, default_value_t = 900)]
         timeout_secs: u64,
     },
+    /// Write `summary.md` and the charts again from `runs.csv` files.
+    Report {
+        /// Table sizes the runs used.
+        #[arg(long, value_enum, default_value_t = Scale::Quick)]
+        scale: Scale,
+        /// Storages to report, in order.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "local")]
+        storage: Vec<Storage>,
+        /// Rounds the runs used (for the title).
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Fixtures directory (default `target/bench/fixtures-<scale>`).
+        #[arg(long)]
+        fixtures: Option<PathBuf>,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// The `runs.csv` files.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+    },
     /// One measured read by dar or the floor (used by `bench`).
     #[command(hide = true)]
     Read {
@@ -164,6 +185,29 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let dir = out.unwrap_or_else(|| fixtures::default_dir(scale));
             fixtures::run(scale, &dir, &venv)?;
             println!("{}", dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report {
+            scale,
+            storage,
+            rounds,
+            fixtures,
+            out,
+            runs,
+        } => {
+            let fixtures = fixtures.unwrap_or_else(|| fixtures::default_dir(scale));
+            let manifest = fixtures::Manifest::load(&fixtures)?;
+            let opts = BenchOptions {
+                scale,
+                workloads: Vec::new(),
+                readers: Reader::ALL.to_vec(),
+                rounds,
+                storage,
+                fixtures,
+                out: out.clone(),
+            };
+            bench::report(&opts, &manifest, &runs)?;
+            println!("{}", out.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench {

@@ -215,6 +215,45 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
     Ok(opts.out.clone())
 }
 
+/// `cargo xtask report`: `summary.md` and the charts again, from the
+/// `runs.csv` of one or more runs (for instance a run stopped early, and
+/// the run that did the remaining workloads), into `opts.out`.
+pub fn report(opts: &BenchOptions, manifest: &Manifest, inputs: &[PathBuf]) -> Result<(), String> {
+    let mut runs = Vec::new();
+    for csv in inputs {
+        runs.extend(report::read_csv(csv)?);
+    }
+    let present = |c: &Case| runs.iter().any(|r| r.case == c.id);
+    let cases: Vec<Case> = workload::cases(manifest.tables.contains_key("w6_300k"))
+        .into_iter()
+        .filter(present)
+        .collect();
+    let mut floors = BTreeMap::new();
+    for &storage in &opts.storage {
+        for case in &cases {
+            let mut floor = Floors::default();
+            if let Some(link) = storage.link().filter(|l| !l.latency.is_zero()) {
+                let table = manifest.table(&case.table)?;
+                floor.network = Some(network_floor::compute(&opts.fixtures, table, case, link)?);
+            }
+            floor.arrow_rs_secs = report::median(
+                runs.iter()
+                    .filter(|r| r.storage == storage.name() && r.case == case.id)
+                    .filter(|r| {
+                        r.reader == Reader::ArrowRs.name() && r.round > 0 && r.status == "ok"
+                    })
+                    .map(|r| r.secs),
+            );
+            floors.insert((storage, case.id.clone()), floor);
+        }
+    }
+    std::fs::create_dir_all(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
+    report::write_csv(&opts.out.join("runs.csv"), &runs)?;
+    let summary = report::summary(opts, &cases, &runs, &floors);
+    std::fs::write(opts.out.join("summary.md"), summary).map_err(|e| e.to_string())?;
+    charts::write_all(&opts.out, &opts.storage, &cases, &runs, &floors)
+}
+
 /// What a correct result of `case` is: rows, and the checksum when the
 /// result is fixed (not for `LIMIT`).
 fn expected(case: &Case, table: &TableEntry) -> Result<(u64, Option<Checksum>), String> {

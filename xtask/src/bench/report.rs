@@ -76,6 +76,8 @@ pub struct Stats {
     pub requests: [u64; 4],
     /// Median bytes by kind.
     pub bytes: [u64; 4],
+    /// Timed rounds that failed (left out of the medians).
+    pub failed_rounds: usize,
 }
 
 /// Stats of the timed rounds of `reader` on (`storage`, `case`), or the
@@ -85,12 +87,25 @@ pub fn stats(runs: &[Run], storage: Storage, case: &str, reader: Reader) -> Resu
         .iter()
         .filter(|r| r.storage == storage.name() && r.case == case && r.reader == reader.name())
         .collect();
-    if let Some(bad) = mine.iter().find(|r| r.status != "ok") {
+    // A reader whose checked warm-up failed is not timed at all; a timed
+    // round that failed is counted and left out of the medians.
+    if let Some(bad) = mine.iter().find(|r| r.status != "ok" && r.round == 0) {
         return Err(format!("{}: {}", bad.status, bad.note));
     }
-    let timed: Vec<&Run> = mine.iter().copied().filter(|r| r.round > 0).collect();
+    let timed: Vec<&Run> = mine
+        .iter()
+        .copied()
+        .filter(|r| r.round > 0 && r.status == "ok")
+        .collect();
+    let failed_rounds = mine
+        .iter()
+        .filter(|r| r.round > 0 && r.status != "ok")
+        .count();
     if timed.is_empty() {
-        return Err("not run".into());
+        return Err(match mine.iter().find(|r| r.status != "ok") {
+            Some(bad) => format!("{}: {}", bad.status, bad.note),
+            None => "not run".into(),
+        });
     }
     let med = |f: &dyn Fn(&Run) -> f64| median(timed.iter().map(|r| f(r))).unwrap_or(0.0);
     let mut s = Stats {
@@ -99,6 +114,7 @@ pub fn stats(runs: &[Run], storage: Storage, case: &str, reader: Reader) -> Resu
         max: timed.iter().map(|r| r.secs).fold(0.0, f64::max),
         cpu: med(&|r| r.cpu_secs),
         rss: med(&|r| r.peak_rss_mib),
+        failed_rounds,
         ..Default::default()
     };
     for i in 0..4 {
@@ -210,13 +226,16 @@ pub fn summary(
                         let xf = floor
                             .arrow_rs_secs
                             .map_or("-".into(), |f| format!("{:.2}", s.secs / f));
+                        let name = match s.failed_rounds {
+                            0 => reader.name().to_string(),
+                            n => {
+                                format!("{} ({n} of {} rounds failed)", reader.name(), opts.rounds)
+                            }
+                        };
                         let _ = write!(
                             md,
-                            "| {} | {:.3} | {:.3}-{:.3} | {vs} | {xf} |",
-                            reader.name(),
-                            s.secs,
-                            s.min,
-                            s.max
+                            "| {name} | {:.3} | {:.3}-{:.3} | {vs} | {xf} |",
+                            s.secs, s.min, s.max
                         );
                         if let Some(n) = floor.network {
                             let total: u64 = s.bytes.iter().sum();
@@ -284,4 +303,53 @@ fn describe(case: &Case) -> String {
         d.push_str(&format!(", LIMIT {l}"));
     }
     d
+}
+
+/// Reads a `runs.csv` written by [`write_csv`].
+pub fn read_csv(path: &Path) -> Result<Vec<Run>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate().skip(1) {
+        let bad = |what: &str| format!("{} line {}: {what}", path.display(), n + 1);
+        // The note is the last field, quoted, and may hold commas.
+        let (fields, note) = match line.find(",\"") {
+            Some(at) => (&line[..at], line[at + 2..].trim_end_matches('"')),
+            None => (line, ""),
+        };
+        let f: Vec<&str> = fields.split(',').collect();
+        if f.len() != 19 {
+            return Err(bad("expected 20 fields"));
+        }
+        let num = |i: usize| f[i].parse::<f64>().map_err(|_| bad(f[i]));
+        let int = |i: usize| f[i].parse::<u64>().map_err(|_| bad(f[i]));
+        let storage = [Storage::Local, Storage::S3, Storage::S3Slow]
+            .into_iter()
+            .find(|s| s.name() == f[0])
+            .ok_or_else(|| bad(f[0]))?;
+        let reader = Reader::ALL
+            .into_iter()
+            .find(|r| r.name() == f[2])
+            .ok_or_else(|| bad(f[2]))?;
+        let status = ["ok", "unsupported", "timeout", "wrong", "failed"]
+            .into_iter()
+            .find(|s| *s == f[4])
+            .ok_or_else(|| bad(f[4]))?;
+        out.push(Run {
+            storage: storage.name(),
+            case: f[1].to_string(),
+            reader: reader.name(),
+            round: int(3)? as usize,
+            status,
+            rows: int(5)?,
+            secs: num(6)?,
+            cpu_secs: num(7)?,
+            peak_rss_mib: num(8)?,
+            process_secs: num(9)?,
+            process_cpu_secs: num(10)?,
+            requests: [int(11)?, int(12)?, int(13)?, int(14)?],
+            bytes: [int(15)?, int(16)?, int(17)?, int(18)?],
+            note: note.to_string(),
+        });
+    }
+    Ok(out)
 }
