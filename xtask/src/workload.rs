@@ -101,3 +101,37 @@ pub fn cases(w6_300k: bool) -> Vec<Case> {
 pub fn workload_of(case_id: &str) -> &str {
     case_id.split('.').next().unwrap_or(case_id)
 }
+
+/// 1995-03-15, the W5 ship date, as days since the epoch.
+pub const W5_DATE: i32 = 9_204;
+
+/// The rows of `batch` that match [`W5_FILTER`] (it needs `l_shipdate`,
+/// `l_shipmode` and `l_linenumber`, in any order, among its columns): the
+/// one evaluation the fixtures, the arrow-rs floor and the network floor
+/// share.
+pub fn w5_matches(
+    batch: &arrow_array::RecordBatch,
+) -> Result<arrow_array::BooleanArray, arrow_schema::ArrowError> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Date32Type, Int32Type};
+    let col = |name: &str| {
+        batch.column_by_name(name).ok_or_else(|| {
+            arrow_schema::ArrowError::SchemaError(format!("W5 filter: no column {name}"))
+        })
+    };
+    let wrong = |name: &str| {
+        arrow_schema::ArrowError::SchemaError(format!("W5 filter: {name} has an unexpected type"))
+    };
+    let date = col("l_shipdate")?
+        .as_primitive_opt::<Date32Type>()
+        .ok_or_else(|| wrong("l_shipdate"))?;
+    let line = col("l_linenumber")?
+        .as_primitive_opt::<Int32Type>()
+        .ok_or_else(|| wrong("l_linenumber"))?;
+    let mode = col("l_shipmode")?
+        .as_string_opt::<i32>()
+        .ok_or_else(|| wrong("l_shipmode"))?;
+    Ok((0..batch.num_rows())
+        .map(|i| Some(date.value(i) == W5_DATE && line.value(i) == 1 && mode.value(i) == "AIR"))
+        .collect())
+}

@@ -14,8 +14,6 @@
 
 use std::path::Path;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Date32Type, Int32Type};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
@@ -25,8 +23,7 @@ use crate::fixtures::TableEntry;
 use crate::s3::Link;
 use crate::workload::Case;
 
-/// 1995-03-15 as days since the epoch.
-const W5_DATE: i32 = 9_204;
+use crate::workload::W5_DATE;
 
 /// A case's network floor.
 #[derive(Debug, Clone, Copy)]
@@ -88,25 +85,10 @@ pub fn compute(
                 .map_err(|e| e.to_string())?
             {
                 let b = b.map_err(|e| e.to_string())?;
-                let s = b.schema();
-                let c = |n: &str| {
-                    s.index_of(n)
-                        .map(|i| b.column(i).clone())
-                        .map_err(|e| e.to_string())
-                };
-                let (d, m, l) = (c("l_shipdate")?, c("l_shipmode")?, c("l_linenumber")?);
-                let (d, m, l) = (
-                    d.as_primitive::<Date32Type>(),
-                    m.as_string::<i32>(),
-                    l.as_primitive::<Int32Type>(),
-                );
+                let hits = crate::workload::w5_matches(&b).map_err(|e| e.to_string())?;
                 for i in 0..b.num_rows() {
                     let row = at + i as u64;
-                    if d.value(i) == W5_DATE
-                        && m.value(i) == "AIR"
-                        && l.value(i) == 1
-                        && f.deleted.binary_search(&row).is_err()
-                    {
+                    if hits.value(i) && f.deleted.binary_search(&row).is_err() {
                         rows.push(row);
                     }
                 }

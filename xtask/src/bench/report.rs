@@ -256,11 +256,11 @@ pub fn summary(
                         if s3 {
                             let r: Vec<String> = Kind::ALL
                                 .iter()
-                                .map(|&k| s.requests[kind_index(k)].to_string())
+                                .map(|&k| s.requests[k.index()].to_string())
                                 .collect();
                             let b: Vec<String> = Kind::ALL
                                 .iter()
-                                .map(|&k| format!("{:.1}", mib(s.bytes[kind_index(k)])))
+                                .map(|&k| format!("{:.1}", mib(s.bytes[k.index()])))
                                 .collect();
                             let _ = write!(md, " {} | {} |", r.join("/"), b.join("/"));
                         }
@@ -285,10 +285,6 @@ fn short(why: &str) -> String {
         Some((at, _)) => format!("{}...", &first[..at]),
         None => first,
     }
-}
-
-fn kind_index(k: Kind) -> usize {
-    Kind::ALL.iter().position(|&x| x == k).unwrap_or(0)
 }
 
 fn describe(case: &Case) -> String {

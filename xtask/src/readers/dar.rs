@@ -5,29 +5,18 @@
 use std::time::Instant;
 
 use arrow_array::RecordBatch;
-use dar_io::StorageOptions;
 use dar_scan::{FileColumns, Table, TableOptions, files_batch};
 use futures::TryStreamExt;
 
-use super::{ReadSpec, RunnerResult, process_cpu_secs};
+use super::{ReadSpec, RunnerResult, process_cpu_secs, runtime, storage_options};
 use crate::workload::Action;
 
 /// `xtask read dar SPEC`.
 pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
+    runtime()?.block_on(async {
         let mut out = IpcOut::new(spec.verify);
         let (cpu0, t0) = (process_cpu_secs(), Instant::now());
-        let mut options = TableOptions::new();
-        if let Some(storage) = &spec.storage {
-            let opts = storage
-                .iter()
-                .fold(StorageOptions::new(), |o, (k, v)| o.with(k, v.clone()));
-            options = options.with_storage_options(opts);
-        }
+        let options = TableOptions::new().with_storage_options(storage_options(spec));
         let table = Table::open_with(&spec.uri, options)
             .await
             .map_err(|e| e.to_string())?;

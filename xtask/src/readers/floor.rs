@@ -8,10 +8,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Date32Type, Int32Type};
-use arrow_array::{BooleanArray, RecordBatch};
-use dar_io::{StorageOptions, TableStore};
+use arrow_array::RecordBatch;
+use dar_io::TableStore;
 use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 use parquet::arrow::arrow_reader::{
@@ -22,12 +20,9 @@ use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::statistics::Statistics;
 
 use super::dar::IpcOut;
-use super::{ReadSpec, RunnerResult, process_cpu_secs};
+use super::{ReadSpec, RunnerResult, process_cpu_secs, runtime, storage_options};
 use crate::fixtures::FileEntry;
-use crate::workload::W5_FILTER;
-
-/// 1995-03-15 as days since the epoch.
-const W5_DATE: i32 = 9_204;
+use crate::workload::{W5_DATE, W5_FILTER, w5_matches};
 
 /// `xtask read floor SPEC`.
 pub fn read_floor(spec: &ReadSpec) -> Result<RunnerResult, String> {
@@ -37,21 +32,12 @@ pub fn read_floor(spec: &ReadSpec) -> Result<RunnerResult, String> {
             spec.filter
         ));
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
+    runtime()?.block_on(async {
         let mut out = IpcOut::new(spec.verify);
         let (cpu0, t0) = (process_cpu_secs(), Instant::now());
-        let opts = spec
-            .storage
-            .iter()
-            .flatten()
-            .fold(StorageOptions::new(), |o, (k, v)| o.with(k, v.clone()));
         let table = TableStore::builder(spec.uri.clone())
             .with_env(Vec::new())
-            .with_options(opts)
+            .with_options(storage_options(spec))
             .build()
             .map_err(|e| e.to_string())?;
         let store = Arc::clone(table.store());
@@ -173,22 +159,7 @@ async fn read_file(
         let idx = |n: &str| schema.index_of(n).map_err(|e| fail(&e));
         let (d, m, l) = (idx("l_shipdate")?, idx("l_shipmode")?, idx("l_linenumber")?);
         let pmask = ProjectionMask::roots(builder.parquet_schema(), [d, m, l]);
-        // The predicate's columns come in file order: date (10), line (3) and mode (14).
-        let predicate = ArrowPredicateFn::new(pmask, move |b: RecordBatch| {
-            let s = b.schema();
-            let col = |n: &str| s.index_of(n).map(|i| b.column(i).clone());
-            let (date, line, mode) = (col("l_shipdate")?, col("l_linenumber")?, col("l_shipmode")?);
-            let (date, line, mode) = (
-                date.as_primitive::<Date32Type>(),
-                line.as_primitive::<Int32Type>(),
-                mode.as_string::<i32>(),
-            );
-            Ok((0..b.num_rows())
-                .map(|i| {
-                    Some(date.value(i) == W5_DATE && line.value(i) == 1 && mode.value(i) == "AIR")
-                })
-                .collect::<BooleanArray>())
-        });
+        let predicate = ArrowPredicateFn::new(pmask, |b: RecordBatch| w5_matches(&b));
         builder = builder.with_row_filter(RowFilter::new(vec![Box::new(predicate)]));
     }
     if let Some(l) = spec.limit {

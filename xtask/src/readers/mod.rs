@@ -147,6 +147,25 @@ pub fn print_result(r: &RunnerResult) {
     }
 }
 
+/// The runners' tokio runtime: multi-threaded, one worker per core (as an
+/// embedding service would run a scan).
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// The spec's object-store options (empty for a local table).
+fn storage_options(spec: &ReadSpec) -> dar_io::StorageOptions {
+    spec.storage
+        .iter()
+        .flatten()
+        .fold(dar_io::StorageOptions::new(), |o, (k, v)| {
+            o.with(k, v.clone())
+        })
+}
+
 /// Process CPU seconds so far (all threads).
 pub fn process_cpu_secs() -> f64 {
     use nix::time::{ClockId, clock_gettime};

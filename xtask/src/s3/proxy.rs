@@ -94,12 +94,15 @@ impl CounterSnapshot {
     }
 }
 
-fn index(kind: Kind) -> usize {
-    match kind {
-        Kind::Log => 0,
-        Kind::Checkpoint => 1,
-        Kind::Data => 2,
-        Kind::Dv => 3,
+impl Kind {
+    /// Its slot in the counters (its position in [`Kind::ALL`]).
+    pub fn index(self) -> usize {
+        match self {
+            Kind::Log => 0,
+            Kind::Checkpoint => 1,
+            Kind::Data => 2,
+            Kind::Dv => 3,
+        }
     }
 }
 
@@ -199,7 +202,7 @@ async fn forward(
 ) -> Result<Response<ProxyBody>, hyper::Error> {
     tokio::time::sleep(state.link.latency).await;
     let kind = Kind::of(req.uri().path(), req.uri().query());
-    state.counters.requests[index(kind)].fetch_add(1, Ordering::Relaxed);
+    state.counters.requests[kind.index()].fetch_add(1, Ordering::Relaxed);
     let (mut parts, body) = req.into_parts();
     let target = format!(
         "{}{}",
@@ -227,7 +230,7 @@ async fn forward(
             if let Ok(f) = &frame
                 && let Some(data) = f.data_ref()
             {
-                st.counters.bytes[index(kind)].fetch_add(data.len() as u64, Ordering::Relaxed);
+                st.counters.bytes[kind.index()].fetch_add(data.len() as u64, Ordering::Relaxed);
                 throttle(&st, data.len()).await;
             }
             frame
