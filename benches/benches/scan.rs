@@ -29,7 +29,7 @@
 //!   floor opens the first data file and reads one row.
 //! * `full2`: every row of `id, value` of `narrow` (dar applies the DVs);
 //!   the floor decodes the same two columns of every file, as many files
-//!   at once as dar (`DEFAULT_CONCURRENCY`).
+//!   at once as dar (`default_files_in_flight`).
 //! * `selective`: `id BETWEEN 100000 AND 100099` over `wide`, columns
 //!   `id, c01`; the floor decodes both columns of every file (as many at
 //!   once as dar) and filters with Arrow kernels.
@@ -52,7 +52,7 @@ use std::time::Duration;
 use arrow_array::{Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
-use dar_scan::{DEFAULT_CONCURRENCY, Table};
+use dar_scan::{Table, default_files_in_flight};
 use dar_testkit::{DvStorage, ParquetOptions, TableWriter};
 use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
@@ -270,7 +270,7 @@ fn data_files(dir: &FsPath) -> Vec<PathBuf> {
 
 /// The floor: parquet's async reader over each file, `columns` (root
 /// indexes) decoded, optionally filtered, no Delta logic. Files are read
-/// `DEFAULT_CONCURRENCY` at a time, as dar reads them, except under a limit,
+/// `default_files_in_flight(false)` at a time, as dar reads them, except under a limit,
 /// where the floor reads one file after another and stops once it has
 /// `limit` rows (the cheapest a limit can be).
 async fn floor(
@@ -282,7 +282,7 @@ async fn floor(
     let at_once = if limit.is_some() {
         1
     } else {
-        DEFAULT_CONCURRENCY
+        default_files_in_flight(false)
     };
     let mut counts = futures::stream::iter(files)
         .map(|f| floor_file(f, columns, limit, keep))

@@ -17,8 +17,6 @@ use crate::table::Table;
 
 /// Default rows per output batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
-/// Default number of files in flight.
-pub const DEFAULT_CONCURRENCY: usize = 4;
 
 #[derive(Debug, Clone)]
 enum PredicateInput {
@@ -34,7 +32,7 @@ pub struct ScanBuilder {
     predicate: Option<PredicateInput>,
     limit: Option<usize>,
     batch_size: usize,
-    concurrency: usize,
+    concurrency: Option<usize>,
     ordered: bool,
 }
 
@@ -46,7 +44,7 @@ impl ScanBuilder {
             predicate: None,
             limit: None,
             batch_size: DEFAULT_BATCH_SIZE,
-            concurrency: DEFAULT_CONCURRENCY,
+            concurrency: None,
             ordered: true,
         }
     }
@@ -96,9 +94,10 @@ impl ScanBuilder {
         self
     }
 
-    /// Files read at the same time (default 4).
+    /// Files read at the same time (default: chosen for the store, see
+    /// [`crate::default_files_in_flight`]).
     pub fn with_concurrency(mut self, concurrency: usize) -> Self {
-        self.concurrency = concurrency;
+        self.concurrency = Some(concurrency);
         self
     }
 
@@ -149,8 +148,10 @@ impl ScanBuilder {
         let options = table.options();
         let mut runtime = ScanRuntime::new(table.store().clone())
             .with_dv_cache(Arc::clone(table.dv_cache()))
-            .with_concurrency(self.concurrency)
             .with_paths_confined_to_root(options.confined_to_root());
+        if let Some(n) = self.concurrency {
+            runtime = runtime.with_concurrency(n);
+        }
         for (origin, store) in options.other_stores() {
             runtime = runtime.with_store_for(origin.clone(), store.clone());
         }

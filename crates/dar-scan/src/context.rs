@@ -10,6 +10,7 @@ use dar_prune::Predicate;
 
 use crate::error::{Result, ScanError};
 use crate::metrics::ScanMetrics;
+use crate::readahead::ReadAhead;
 use crate::residual::ScanPredicate;
 use crate::runtime::ScanRuntime;
 use crate::schema::projection::OutputColumn;
@@ -31,6 +32,8 @@ pub(crate) struct ContextInner {
     pub projection_roots: Vec<String>,
     pub predicate: Option<ScanPredicate>,
     pub metrics: ScanMetrics,
+    /// Decoded bytes waiting for the consumer, over all files.
+    pub read_ahead: Arc<ReadAhead>,
     /// Empty projection and no predicate: rows are counted, not read,
     /// wherever the log knows them.
     pub count_only: bool,
@@ -71,7 +74,7 @@ impl ScanContext {
                 reason: "must be at least 1".into(),
             });
         }
-        if runtime.concurrency == 0 {
+        if runtime.concurrency == Some(0) {
             return Err(ScanError::InvalidOption {
                 option: "concurrency",
                 reason: "must be at least 1".into(),
@@ -109,6 +112,7 @@ impl ScanContext {
                         .all(|r| spec.partition_columns.contains(r))
             });
         let metrics = ScanMetrics::new(runtime.store.metrics().clone());
+        let read_ahead = Arc::new(ReadAhead::new(runtime.read_ahead_bytes));
         Ok(Self {
             inner: Arc::new(ContextInner {
                 spec,
@@ -119,6 +123,7 @@ impl ScanContext {
                 projection_roots,
                 predicate,
                 metrics,
+                read_ahead,
                 count_only,
                 count_by_partition,
             }),

@@ -68,6 +68,16 @@ pub enum ScanError {
         origin: String,
     },
 
+    /// The task decoding a data file stopped abnormally (a panic in a
+    /// decoder); the file's rows are incomplete, so the scan fails.
+    #[error("reading data file '{path}' failed: its task stopped ({reason})")]
+    TaskFailed {
+        /// The data file's object path.
+        path: String,
+        /// What the runtime reported.
+        reason: String,
+    },
+
     /// A data or DV file lies outside the table root while the table was
     /// opened with paths confined to it.
     #[error(

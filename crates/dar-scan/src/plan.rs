@@ -10,6 +10,7 @@ use crate::context::ScanContext;
 use crate::error::Result;
 use crate::limit::LimitStream;
 use crate::metrics::ScanMetrics;
+use crate::readahead;
 use crate::stages;
 use crate::task::ScanTask;
 
@@ -25,6 +26,59 @@ async fn open_stream(ctx: ScanContext, task: ScanTask) -> BoxStream<'static, Res
     match stages::open(ctx, task).await {
         Ok(s) => s,
         Err(e) => futures::stream::once(futures::future::ready(Err(e))).boxed(),
+    }
+}
+
+/// Files opened and decoded on the polling task.
+fn inline_files(
+    ctx: &ScanContext,
+    tasks: Vec<ScanTask>,
+    concurrency: usize,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let open_ctx = ctx.clone();
+    let opens = futures::stream::iter(tasks).map(move |t| open_stream(open_ctx.clone(), t));
+    if ctx.inner.spec.ordered {
+        // The file being decoded plus up to `concurrency - 1` opened
+        // (footer, page index, DV) ahead of it.
+        opens
+            .buffered(concurrency.saturating_sub(1).max(1))
+            .flatten()
+            .boxed()
+    } else {
+        // Each file from open to last batch is one inner stream; at most
+        // `concurrency` of them are polled at once.
+        opens
+            .map(|open| open.flatten_stream().boxed())
+            .flatten_unordered(concurrency)
+            .boxed()
+    }
+}
+
+/// Files each opened and decoded on a spawned task (inline when polled
+/// outside a Tokio runtime).
+fn spawned_files(
+    ctx: &ScanContext,
+    tasks: Vec<ScanTask>,
+    concurrency: usize,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let file_ctx = ctx.clone();
+    // Called as the consumer pulls the file in: inside its runtime.
+    let file = move |t: ScanTask| {
+        let path = t.object_path.clone();
+        let batches = open_stream(file_ctx.clone(), t).flatten_stream().boxed();
+        let budget = &file_ctx.inner.read_ahead;
+        readahead::spawn_file(path, batches, budget)
+    };
+    let files = futures::stream::iter(tasks).map(file);
+    if ctx.inner.spec.ordered {
+        // The file being consumed plus `concurrency - 1` running ahead.
+        files
+            .map(futures::future::ready)
+            .buffered(concurrency.saturating_sub(1).max(1))
+            .flatten()
+            .boxed()
+    } else {
+        files.flatten_unordered(concurrency).boxed()
     }
 }
 
@@ -73,7 +127,7 @@ impl ScanPlan {
     /// elsewhere; [`ScanPlan::execute`] does the same work lazily otherwise.
     pub async fn resolve(self) -> Result<Self> {
         let ctx = self.context.clone();
-        let concurrency = ctx.inner.runtime.concurrency;
+        let concurrency = ctx.inner.runtime.files_in_flight();
         let tasks: Vec<Option<ScanTask>> = futures::stream::iter(self.tasks)
             .map(|mut task| {
                 let ctx = ctx.clone();
@@ -100,33 +154,26 @@ impl ScanPlan {
     /// Runs every task as one stream: at most `concurrency` files in
     /// flight (being opened or decoded), in file order unless the scan is
     /// unordered; stops all I/O at the limit and after the first error.
+    ///
+    /// Polled inside a Tokio runtime and without a limit, each file runs on
+    /// its own task (see `readahead`), so files decode on every worker
+    /// thread; otherwise files are opened and decoded on the polling task.
     pub fn execute(&self) -> BoxStream<'static, Result<RecordBatch>> {
         let ctx = self.context.clone();
         let inner = &ctx.inner;
-        // A limit without a predicate is met by the first files: open
-        // them one at a time so no further file is touched.
-        let concurrency = if inner.spec.limit.is_some() && inner.predicate.is_none() {
-            1
-        } else {
-            inner.runtime.concurrency
-        };
-        let open_ctx = ctx.clone();
-        let opens = futures::stream::iter(self.tasks.clone())
-            .map(move |t| open_stream(open_ctx.clone(), t));
-        let batches = if inner.spec.ordered {
-            // The file being decoded plus up to `concurrency - 1` opened
-            // (footer, page index, DV) ahead of it.
-            opens
-                .buffered(concurrency.saturating_sub(1).max(1))
-                .flatten()
-                .boxed()
-        } else {
-            // Each file from open to last batch is one inner stream; at
-            // most `concurrency` of them are polled at once.
-            opens
-                .map(|open| open.flatten_stream().boxed())
-                .flatten_unordered(concurrency)
-                .boxed()
+        let concurrency = inner.runtime.files_in_flight();
+        let batches = match inner.spec.limit {
+            None => spawned_files(&ctx, self.tasks.clone(), concurrency),
+            Some(_) => {
+                // A limit without a predicate is met by the first files:
+                // open them one at a time so no further file is touched.
+                let concurrency = if inner.predicate.is_none() {
+                    1
+                } else {
+                    concurrency
+                };
+                inline_files(&ctx, self.tasks.clone(), concurrency)
+            }
         };
         LimitStream::new(batches, inner.spec.limit, inner.metrics.clone()).boxed()
     }

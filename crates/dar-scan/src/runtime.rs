@@ -1,8 +1,9 @@
 //! [`ScanRuntime`]: what a scan needs from the machine that runs it.
 //!
 //! The store (with its credentials, I/O metrics and footer cache), stores
-//! for data files kept elsewhere, the deletion-vector cache and how many
-//! files to read at once. None of it is serialized: a worker builds its own
+//! for data files kept elsewhere, the deletion-vector cache, how many
+//! files to read at once and how many decoded bytes may wait for the
+//! consumer. None of it is serialized: a worker builds its own
 //! from its configuration and pairs it with a received [`crate::ScanSpec`].
 
 use std::sync::Arc;
@@ -10,8 +11,22 @@ use std::sync::Arc;
 use dar_dv::DvCache;
 use dar_io::TableStore;
 
-use crate::builder::DEFAULT_CONCURRENCY;
+use crate::readahead::DEFAULT_READ_AHEAD_BYTES;
 use crate::table::DEFAULT_DV_CACHE_BYTES;
+
+/// Files in flight when a scan does not say: on a remote store every
+/// file's footer should be in flight at once (a request costs a round
+/// trip, not CPU), up to 64, which is also the store's request limit; on
+/// local disk, enough to keep every core decoding: twice the cores, at
+/// least 4.
+pub fn default_files_in_flight(remote: bool) -> usize {
+    if remote {
+        64
+    } else {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        (2 * cores).max(4)
+    }
+}
 
 /// The machine-local half of a scan; consuming `with_*` setters.
 #[derive(Debug, Clone)]
@@ -22,20 +37,24 @@ pub struct ScanRuntime {
     /// Refuse data and DV files outside the table root.
     pub(crate) confine_to_root: bool,
     pub(crate) dv_cache: Arc<DvCache>,
-    pub(crate) concurrency: usize,
+    /// `None`: [`default_files_in_flight`] for the store.
+    pub(crate) concurrency: Option<usize>,
+    pub(crate) read_ahead_bytes: usize,
 }
 
 impl ScanRuntime {
     /// A runtime over the table's store (opened by the caller with its own
     /// storage options, e.g. `TableStore::open(spec.table_uri(), options)`),
-    /// with a fresh 64 MiB DV cache and the default concurrency.
+    /// with a fresh 64 MiB DV cache, files in flight chosen for the store
+    /// ([`default_files_in_flight`]) and a 64 MiB read-ahead budget.
     pub fn new(store: TableStore) -> Self {
         Self {
             store,
             other_stores: Vec::new(),
             confine_to_root: false,
             dv_cache: Arc::new(DvCache::new(DEFAULT_DV_CACHE_BYTES)),
-            concurrency: DEFAULT_CONCURRENCY,
+            concurrency: None,
+            read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
         }
     }
 
@@ -45,10 +64,25 @@ impl ScanRuntime {
         self
     }
 
-    /// Files read at the same time (default 4; at least 1).
+    /// Files read at the same time (at least 1; default
+    /// [`default_files_in_flight`] for the store).
     pub fn with_concurrency(mut self, concurrency: usize) -> Self {
-        self.concurrency = concurrency;
+        self.concurrency = Some(concurrency);
         self
+    }
+
+    /// Bytes of decoded batches that files not yet consumed may hold
+    /// ahead of the consumer, over all files of a scan (default 64 MiB).
+    /// Each file also holds at most one batch besides.
+    pub fn with_read_ahead_bytes(mut self, bytes: usize) -> Self {
+        self.read_ahead_bytes = bytes;
+        self
+    }
+
+    /// Files in flight: the one set, or the store's default.
+    pub(crate) fn files_in_flight(&self) -> usize {
+        self.concurrency
+            .unwrap_or_else(|| default_files_in_flight(self.store.backend().is_remote()))
     }
 
     /// A store for data files on another store (see

@@ -2,7 +2,8 @@
 //! reader through the same object store, with the same projection, the
 //! same row filter and the row selection of the same DVs, and no Delta
 //! logic (no log replay: the file list comes from the manifest). Files are
-//! decoded on tasks of a 2-thread runtime, `DEFAULT_CONCURRENCY` at a time
+//! decoded on tasks of a 2-thread runtime, as many at a time as dar reads
+//! (`dar_scan::default_files_in_flight`)
 //! (one at a time under a limit, stopping once it has enough rows).
 
 use std::sync::Arc;
@@ -44,7 +45,7 @@ pub fn read_floor(spec: &ReadSpec) -> Result<RunnerResult, String> {
         let at_once = if spec.limit.is_some() {
             1
         } else {
-            dar_scan::DEFAULT_CONCURRENCY
+            dar_scan::default_files_in_flight(table.backend().is_remote())
         };
         let spec = Arc::new(spec.clone());
         let mut files = futures::stream::iter(spec.files.clone())

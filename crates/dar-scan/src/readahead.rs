@@ -1,0 +1,299 @@
+//! Files decoded on their own tasks: every core busy, output order kept.
+//!
+//! On a Tokio runtime, [`spawn_file`] runs one file's whole pipeline (open,
+//! then decode) on a spawned task, so the files in flight decode on all of
+//! the runtime's worker threads while the caller only receives batches.
+//! Each file hands its batches over a one-slot channel; a file that is not
+//! being consumed yet (ordered scans read files in plan order) may run
+//! ahead into a private queue while the scan's [`ReadAhead`] byte budget
+//! allows, then waits. The file being consumed never waits on the budget
+//! (its consumer drains it), so the budget cannot deadlock the scan.
+//!
+//! ```text
+//!  task 0 ─ open ─ decode ─► [queue] ─► slot ─┐
+//!  task 1 ─ open ─ decode ─► [queue] ─► slot ─┼─► caller (plan order or
+//!  task 2 ─ open ─ decode ─► [queue] ─► slot ─┘    first ready)
+//!            queued bytes of all files <= ReadAhead budget
+//! ```
+//!
+//! Dropping the receiving stream aborts the task (and its I/O). A task
+//! that panics ends its stream with an error, never with silently missing
+//! rows.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+use arrow_array::RecordBatch;
+use futures::stream::BoxStream;
+use futures::{FutureExt, Stream, StreamExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::error::{Result, ScanError};
+
+/// Default byte budget of batches decoded ahead of the consumer, over all
+/// files of a scan.
+pub const DEFAULT_READ_AHEAD_BYTES: usize = 64 * 1024 * 1024;
+
+/// The bytes of decoded batches queued ahead of the consumer, shared by
+/// the files of one scan.
+#[derive(Debug)]
+pub(crate) struct ReadAhead {
+    budget: usize,
+    queued: AtomicUsize,
+}
+
+impl ReadAhead {
+    pub(crate) fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            queued: AtomicUsize::new(0),
+        }
+    }
+
+    fn has_room(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) < self.budget
+    }
+
+    fn take(&self, bytes: usize) {
+        self.queued.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn release(&self, bytes: usize) {
+        self.queued.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes queued now (for tests).
+    #[cfg(test)]
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+}
+
+/// Batches decoded ahead of the consumer; gives their bytes back to the
+/// budget when sent or dropped (an aborted task drops its queue).
+struct Queue {
+    items: VecDeque<(Result<RecordBatch>, usize)>,
+    budget: Arc<ReadAhead>,
+}
+
+impl Queue {
+    fn push(&mut self, item: Result<RecordBatch>) {
+        let bytes = item.as_ref().map_or(0, RecordBatch::get_array_memory_size);
+        self.budget.take(bytes);
+        self.items.push_back((item, bytes));
+    }
+
+    fn pop(&mut self) -> Option<Result<RecordBatch>> {
+        let (item, bytes) = self.items.pop_front()?;
+        self.budget.release(bytes);
+        Some(item)
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        while self.pop().is_some() {}
+    }
+}
+
+/// Drives `batches` to the end, handing each batch over `tx`: straight into
+/// the slot when it is free, else into the queue while the budget has room,
+/// else waiting for the consumer. Returns when the stream ends or the
+/// receiver is gone.
+async fn pump(
+    mut batches: BoxStream<'static, Result<RecordBatch>>,
+    tx: mpsc::Sender<Result<RecordBatch>>,
+    budget: Arc<ReadAhead>,
+) {
+    let mut queue = Queue {
+        items: VecDeque::new(),
+        budget: Arc::clone(&budget),
+    };
+    let mut done = false;
+    loop {
+        // Move what the slot takes without waiting.
+        while !queue.items.is_empty() {
+            match tx.try_reserve() {
+                Ok(permit) => {
+                    if let Some(item) = queue.pop() {
+                        permit.send(item);
+                    }
+                }
+                Err(mpsc::error::TrySendError::Full(())) => break,
+                Err(mpsc::error::TrySendError::Closed(())) => return,
+            }
+        }
+        if done && queue.items.is_empty() {
+            return;
+        }
+        if !done && (queue.items.is_empty() || budget.has_room()) {
+            match batches.next().await {
+                Some(item) => {
+                    let failed = item.is_err();
+                    queue.push(item);
+                    // Nothing follows an error.
+                    done = failed;
+                }
+                None => done = true,
+            }
+            continue;
+        }
+        // Over budget (or finished): wait until the consumer takes one.
+        let Ok(permit) = tx.reserve().await else {
+            return;
+        };
+        if let Some(item) = queue.pop() {
+            permit.send(item);
+        }
+    }
+}
+
+/// The batches of one file decoding on its own task; aborts the task when
+/// dropped.
+pub(crate) struct SpawnedFile {
+    rx: mpsc::Receiver<Result<RecordBatch>>,
+    handle: Option<JoinHandle<()>>,
+    path: String,
+}
+
+impl Drop for SpawnedFile {
+    fn drop(&mut self) {
+        if let Some(h) = &self.handle {
+            h.abort();
+        }
+    }
+}
+
+impl Stream for SpawnedFile {
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(item)) => return Poll::Ready(Some(item)),
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(None) => {}
+        }
+        // The sender is gone: the task ended or panicked.
+        let Some(handle) = self.handle.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match handle.poll_unpin(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(result) => {
+                self.handle = None;
+                match result {
+                    Ok(()) => Poll::Ready(None),
+                    Err(e) => Poll::Ready(Some(Err(ScanError::TaskFailed {
+                        path: self.path.clone(),
+                        reason: e.to_string(),
+                    }))),
+                }
+            }
+        }
+    }
+}
+
+/// Runs `file` (one file's open-then-decode stream) on a task of the
+/// current Tokio runtime; outside a runtime, returns it to be polled by
+/// the caller.
+pub(crate) fn spawn_file(
+    path: String,
+    file: BoxStream<'static, Result<RecordBatch>>,
+    budget: &Arc<ReadAhead>,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return file;
+    };
+    let (tx, rx) = mpsc::channel(1);
+    let handle = runtime.spawn(pump(file, tx, Arc::clone(budget)));
+    SpawnedFile {
+        rx,
+        handle: Some(handle),
+        path,
+    }
+    .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use arrow_array::Int64Array;
+
+    use super::*;
+
+    fn batch(n: i64) -> RecordBatch {
+        RecordBatch::try_from_iter([("x", Arc::new(Int64Array::from(vec![n; 1000])) as _)]).unwrap()
+    }
+
+    fn file(n: i64) -> BoxStream<'static, Result<RecordBatch>> {
+        futures::stream::iter((0..n).map(|i| Ok(batch(i)))).boxed()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn batches_arrive_in_order_and_the_budget_is_returned() {
+        let budget = Arc::new(ReadAhead::new(1 << 20));
+        let mut s = spawn_file("a".into(), file(50), &budget);
+        // Let the task run ahead into its queue.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(budget.queued() > 0);
+        let mut seen = Vec::new();
+        while let Some(b) = s.next().await {
+            let b = b.unwrap();
+            let col = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            seen.push(col.value(0));
+        }
+        assert_eq!(seen, (0..50).collect::<Vec<_>>());
+        assert_eq!(budget.queued(), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_file_waits_once_the_budget_is_spent() {
+        // One batch is 8 KB of values: a 20 KB budget queues at most 3.
+        let budget = Arc::new(ReadAhead::new(20_000));
+        let s = spawn_file("a".into(), file(100), &budget);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let one = batch(0).get_array_memory_size();
+        assert!(budget.queued() <= 20_000 + one, "{}", budget.queued());
+        assert!(budget.queued() > 0);
+        drop(s);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(budget.queued(), 0, "an aborted task gives its bytes back");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_file_ends_in_an_error() {
+        let panicked = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&panicked);
+        let stream = futures::stream::iter(0..3)
+            .map(move |i| {
+                if i == 2 {
+                    flag.store(true, Ordering::SeqCst);
+                    panic!("decoder bug");
+                }
+                Ok(batch(i))
+            })
+            .boxed();
+        let budget = Arc::new(ReadAhead::new(1 << 20));
+        let s = spawn_file("t/part-0.parquet".into(), stream, &budget);
+        let items: Vec<_> = s.collect().await;
+        assert!(panicked.load(Ordering::SeqCst));
+        let last = items.last().unwrap().as_ref().unwrap_err().to_string();
+        assert!(last.contains("t/part-0.parquet"), "{last}");
+        assert!(items.iter().filter(|i| i.is_ok()).count() <= 2);
+    }
+
+    #[test]
+    fn outside_a_runtime_the_caller_polls_the_file() {
+        let budget = Arc::new(ReadAhead::new(1));
+        let s = spawn_file("a".into(), file(3), &budget);
+        let got: Vec<_> = futures::executor::block_on(s.collect::<Vec<_>>());
+        assert_eq!(got.len(), 3);
+        assert_eq!(budget.queued(), 0);
+    }
+}
