@@ -10,7 +10,11 @@
 //! [`DvCache::load_at`].
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
 
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
@@ -51,6 +55,18 @@ pub async fn fetch_at(
     location: &Path,
     dv: &DvDescriptor,
 ) -> Result<DeletedRows> {
+    fetch_with(location, dv, |range| store.get_range(location, range)).await
+}
+
+/// Reads `dv` without caching, `get` supplying the bytes of
+/// [`crate::fetch_range`] of the DV file at `location` (for callers that
+/// fetch many DVs of one file together); no call for an empty or inline DV.
+/// A body of the wrong length is an error naming the file.
+pub async fn fetch_with<F, Fut>(location: &Path, dv: &DvDescriptor, get: F) -> Result<DeletedRows>
+where
+    F: FnOnce(Range<u64>) -> Fut,
+    Fut: Future<Output = object_store::Result<Bytes>>,
+{
     if dv.is_empty() {
         return Ok(DeletedRows::default());
     }
@@ -58,16 +74,13 @@ pub async fn fetch_at(
         return decode_inline(dv);
     }
     let range = fetch_range(dv);
-    let bytes = store
-        .get_range(location, range.clone())
-        .await
-        .map_err(|source| DvError::Fetch {
-            dv: DvSource::File {
-                path: location.to_string(),
-                offset: dv.effective_offset(),
-            },
-            source,
-        })?;
+    let bytes = get(range.clone()).await.map_err(|source| DvError::Fetch {
+        dv: DvSource::File {
+            path: location.to_string(),
+            offset: dv.effective_offset(),
+        },
+        source,
+    })?;
     decode_file_bytes(dv, location.as_ref(), range.start, &bytes)
 }
 
@@ -183,8 +196,10 @@ impl DvCache {
             StorageType::UuidRelative => table_root.as_str().to_owned(),
             _ => String::new(),
         };
-        self.load_keyed((scope, dv.unique_id()), store, &location, dv)
-            .await
+        self.load_keyed((scope, dv.unique_id()), &location, dv, |range| {
+            store.get_range(&location, range)
+        })
+        .await
     }
 
     /// Loads `dv` from an already resolved `location` in `store` (ignored
@@ -195,6 +210,23 @@ impl DvCache {
         location: &Path,
         dv: &DvDescriptor,
     ) -> Result<Arc<DeletedRows>> {
+        self.load_at_with(location, dv, |range| store.get_range(location, range))
+            .await
+    }
+
+    /// Like [`DvCache::load_at`], with `get` supplying the bytes of the
+    /// DV's [`crate::fetch_range`] when the DV is not cached (see
+    /// [`fetch_with`]).
+    pub async fn load_at_with<F, Fut>(
+        &self,
+        location: &Path,
+        dv: &DvDescriptor,
+        get: F,
+    ) -> Result<Arc<DeletedRows>>
+    where
+        F: FnOnce(Range<u64>) -> Fut,
+        Fut: Future<Output = object_store::Result<Bytes>>,
+    {
         if dv.is_empty() {
             return Ok(Arc::default());
         }
@@ -202,23 +234,27 @@ impl DvCache {
             StorageType::Inline => String::new(),
             _ => location.to_string(),
         };
-        self.load_keyed((scope, dv.unique_id()), store, location, dv)
+        self.load_keyed((scope, dv.unique_id()), location, dv, get)
             .await
     }
 
-    async fn load_keyed(
+    async fn load_keyed<F, Fut>(
         &self,
         key: Key,
-        store: &Arc<dyn ObjectStore>,
         location: &Path,
         dv: &DvDescriptor,
-    ) -> Result<Arc<DeletedRows>> {
+        get: F,
+    ) -> Result<Arc<DeletedRows>>
+    where
+        F: FnOnce(Range<u64>) -> Fut,
+        Fut: Future<Output = object_store::Result<Bytes>>,
+    {
         let cell = self.cell_for(&key);
         let mut loaded_here = false;
         let result = cell
             .get_or_try_init(|| {
                 loaded_here = true;
-                async { fetch_at(store.as_ref(), location, dv).await.map(Arc::new) }
+                async { fetch_with(location, dv, get).await.map(Arc::new) }
             })
             .await
             .cloned();

@@ -66,7 +66,7 @@ mod error;
 mod rows;
 mod z85;
 
-pub use cache::{DvCache, DvCacheStats, fetch, fetch_at, store_path};
+pub use cache::{DvCache, DvCacheStats, fetch, fetch_at, fetch_with, store_path};
 pub use decode::{FORMAT_VERSION, decode_file_bytes, decode_inline, fetch_range, record_range};
 pub use descriptor::{DEFAULT_OFFSET, DvDescriptor, StorageType};
 pub use encode::{DvFileWriter, DvRecord};

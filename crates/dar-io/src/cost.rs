@@ -8,6 +8,13 @@
 //! retries or GC pauses do not move a median), clamped to sane bounds.
 //! Observations come from the metered store (every ranged GET) and from an
 //! optional bounded [`CostModel::probe`] at table open.
+//!
+//! Requests that run side by side share one link: the model also learns
+//! the **aggregate** bandwidth, the bytes of the recent requests over the
+//! time during which at least one of them was receiving (the union of
+//! their transfer intervals). With it the planner knows that on a
+//! bandwidth-bound link a gap's bytes cost time even when lanes are free,
+//! so it merges gaps only where requests, not bytes, are the bottleneck.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -128,7 +135,41 @@ const MIN_THROUGHPUT_SAMPLE_BYTES: u64 = 64 * 1024;
 struct Samples {
     ttfb: VecDeque<Duration>,
     throughput: VecDeque<f64>,
+    /// Transfer intervals (first byte to last byte) and their bytes.
+    transfers: VecDeque<(Instant, Instant, u64)>,
 }
+
+impl Samples {
+    /// Bytes per second of the recent transfers over the time during which
+    /// any of them was receiving; `None` until that time is measurable.
+    fn aggregate_bandwidth(&self) -> Option<f64> {
+        let mut spans: Vec<(Instant, Instant)> =
+            self.transfers.iter().map(|(s, e, _)| (*s, *e)).collect();
+        spans.sort_unstable();
+        let mut busy = Duration::ZERO;
+        let mut current: Option<(Instant, Instant)> = None;
+        for (s, e) in spans {
+            match &mut current {
+                Some((_, ce)) if s <= *ce => *ce = (*ce).max(e),
+                _ => {
+                    if let Some((cs, ce)) = current {
+                        busy += ce - cs;
+                    }
+                    current = Some((s, e));
+                }
+            }
+        }
+        if let Some((cs, ce)) = current {
+            busy += ce - cs;
+        }
+        let bytes: u64 = self.transfers.iter().map(|(_, _, b)| b).sum();
+        (busy >= MIN_BUSY && bytes >= MIN_THROUGHPUT_SAMPLE_BYTES)
+            .then(|| bytes as f64 / busy.as_secs_f64())
+    }
+}
+
+/// Receiving time below which an aggregate bandwidth is not trusted.
+const MIN_BUSY: Duration = Duration::from_millis(1);
 
 /// A cost model that starts from defaults and learns from observations.
 /// Shared (`Arc`) between the metered store that feeds it and the readers
@@ -176,7 +217,11 @@ impl CostModel {
             return;
         };
         push_bounded(&mut s.ttfb, obs.ttfb, self.window);
-        let transfer = obs.total.saturating_sub(obs.ttfb).as_secs_f64();
+        let end = Instant::now();
+        let receiving = obs.total.saturating_sub(obs.ttfb);
+        let start = end.checked_sub(receiving).unwrap_or(end);
+        push_bounded(&mut s.transfers, (start, end, obs.bytes), self.window);
+        let transfer = receiving.as_secs_f64();
         if obs.bytes >= MIN_THROUGHPUT_SAMPLE_BYTES && transfer > 0.0 {
             push_bounded(&mut s.throughput, obs.bytes as f64 / transfer, self.window);
         }
@@ -198,6 +243,14 @@ impl CostModel {
             let mut v: Vec<f64> = s.throughput.iter().copied().collect();
             v.sort_unstable_by(f64::total_cmp);
             p.bandwidth = v[v.len() / 2].clamp(MIN_BANDWIDTH, MAX_BANDWIDTH);
+            if let Some(aggregate) = s.aggregate_bandwidth() {
+                // Never below one request's own throughput.
+                let aggregate = aggregate.clamp(MIN_BANDWIDTH, MAX_BANDWIDTH).max(p.bandwidth);
+                p.aggregate_bandwidth = Some(match self.defaults.aggregate_bandwidth {
+                    Some(set) => set.min(aggregate),
+                    None => aggregate,
+                });
+            }
         }
         p
     }
@@ -356,6 +409,20 @@ mod tests {
         assert_eq!(p.request_latency, MIN_LATENCY);
         assert_eq!(p.bandwidth, CostParams::remote().bandwidth);
         assert_eq!(m.sample_counts(), (1, 0));
+    }
+
+    #[test]
+    fn requests_side_by_side_give_the_links_aggregate_bandwidth() {
+        let m = CostModel::new(CostParams::remote());
+        // Four 1 MB bodies received over the same 100 ms: each request saw
+        // 10 MB/s, the link carried 40 MB/s.
+        for _ in 0..4 {
+            m.observe(obs(1_000_000, 5, 105));
+        }
+        let p = m.params();
+        assert!((p.bandwidth - 1e7).abs() < 1.0, "{}", p.bandwidth);
+        let aggregate = p.aggregate_bandwidth.unwrap();
+        assert!((36e6..44e6).contains(&aggregate), "{aggregate}");
     }
 
     #[test]

@@ -11,6 +11,8 @@ use dar_prune::Predicate;
 use crate::error::{Result, ScanError};
 use crate::metrics::ScanMetrics;
 use crate::readahead::ReadAhead;
+use crate::stages::dv::DvFiles;
+use crate::stages::footer::TailHint;
 use crate::residual::ScanPredicate;
 use crate::runtime::ScanRuntime;
 use crate::schema::projection::OutputColumn;
@@ -34,6 +36,10 @@ pub(crate) struct ContextInner {
     pub metrics: ScanMetrics,
     /// Decoded bytes waiting for the consumer, over all files.
     pub read_ahead: Arc<ReadAhead>,
+    /// The DV files the scan's files share, each read once.
+    pub dv_files: DvFiles,
+    /// How much of a file's end holds its footer and page index.
+    pub tail_hint: TailHint,
     /// Empty projection and no predicate: rows are counted, not read,
     /// wherever the log knows them.
     pub count_only: bool,
@@ -124,6 +130,8 @@ impl ScanContext {
                 predicate,
                 metrics,
                 read_ahead,
+                dv_files: DvFiles::default(),
+                tail_hint: TailHint::default(),
                 count_only,
                 count_by_partition,
             }),

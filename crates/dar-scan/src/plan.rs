@@ -128,6 +128,7 @@ impl ScanPlan {
     pub async fn resolve(self) -> Result<Self> {
         let ctx = self.context.clone();
         let concurrency = ctx.inner.runtime.files_in_flight();
+        ctx.inner.dv_files.register(&ctx, &self.tasks);
         let tasks: Vec<Option<ScanTask>> = futures::stream::iter(self.tasks)
             .map(|mut task| {
                 let ctx = ctx.clone();
@@ -163,7 +164,10 @@ impl ScanPlan {
         let inner = &ctx.inner;
         let concurrency = inner.runtime.files_in_flight();
         let batches = match inner.spec.limit {
-            None => spawned_files(&ctx, self.tasks.clone(), concurrency),
+            None => {
+                inner.dv_files.register(&ctx, &self.tasks);
+                spawned_files(&ctx, self.tasks.clone(), concurrency)
+            }
             Some(_) => {
                 // A limit without a predicate is met by the first files:
                 // open them one at a time so no further file is touched.

@@ -245,3 +245,39 @@ proptest! {
         prop_assert!(p.fetched_bytes() >= p.needed_bytes);
     }
 }
+
+/// 200 ms per request, 16 lanes, one 18.75 MB/s link (150 Mbit/s) that the
+/// requests in flight share: each of 16 gets a sixteenth.
+fn shared_slow_link() -> CostParams {
+    CostParams::remote()
+        .with_request_latency(Duration::from_millis(200))
+        .with_bandwidth(18.75e6 / 16.0)
+        .with_aggregate_bandwidth(Some(18.75e6))
+}
+
+#[test]
+fn with_free_lanes_on_a_bandwidth_bound_link_no_gap_is_fetched() {
+    // 12 column chunks of 100 KiB, 60 KiB apart: as many requests as there
+    // are free lanes cost one round; every merged gap costs link time.
+    let needed: Vec<_> = (0..12)
+        .map(|i| i * 160 * KB..i * 160 * KB + 100 * KB)
+        .collect();
+    let p = plan_ranges(&needed, &shared_slow_link()).unwrap();
+    assert_eq!(p.fetches.len(), 12, "{:?}", p.fetches);
+    assert_eq!(bytes_of(&p), 12 * 100 * KB);
+}
+
+#[test]
+fn in_the_latency_bound_regime_gaps_are_merged() {
+    // The same ranges on one lane with a fast link: requests queue, and a
+    // 60 KiB gap costs less than a 200 ms request.
+    let params = shared_slow_link()
+        .with_max_concurrency(1)
+        .with_bandwidth(1e9)
+        .with_aggregate_bandwidth(Some(1e9));
+    let needed: Vec<_> = (0..12)
+        .map(|i| i * 160 * KB..i * 160 * KB + 100 * KB)
+        .collect();
+    let p = plan_ranges(&needed, &params).unwrap();
+    assert_eq!(p.fetches.len(), 1, "{:?}", p.fetches);
+}

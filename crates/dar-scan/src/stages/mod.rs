@@ -41,7 +41,25 @@ use row_groups::RowGroupPlan;
 
 /// Runs stages 1-6: the footer and what to read of the file.
 pub(crate) async fn plan_file(ctx: &ScanContext, task: &ScanTask) -> Result<(Footer, FileAccess)> {
-    let mut footer = Footer::load(ctx, task).await?;
+    // The DV is fetched in the footer's round when the log gives the row
+    // count it is checked against, unless row-group statistics might make
+    // it unneeded on a store where a wasted read is cheaper than a round.
+    let early_dv = match (&task.deletion_vector, task.num_records, &task.access) {
+        (Some(_), Some(rows), None)
+            if ctx.physical_predicate().is_none()
+                || ctx.store_for(task)?.backend().is_remote() =>
+        {
+            Some(rows)
+        }
+        _ => None,
+    };
+    let (mut footer, early) = match early_dv {
+        Some(rows) => {
+            let (footer, dv) = futures::join!(Footer::load(ctx, task), dv::load(ctx, task, rows));
+            (footer?, Some(dv))
+        }
+        None => (Footer::load(ctx, task).await?, None),
+    };
     if task.deletion_vector.is_some()
         && let Some(expected) = task.num_records
         && expected != footer.num_rows()
@@ -65,10 +83,10 @@ pub(crate) async fn plan_file(ctx: &ScanContext, task: &ScanTask) -> Result<(Foo
     if plan.any() {
         pages::prune_pages(ctx, &task.object_path, &mut footer, &mut plan).await?;
     }
-    let deleted = if plan.any() {
-        dv::load(ctx, task, footer.num_rows()).await?
-    } else {
-        None
+    let deleted = match (plan.any(), early) {
+        (false, _) => None,
+        (true, Some(dv)) => dv?,
+        (true, None) => dv::load(ctx, task, footer.num_rows()).await?,
     };
     let access = selection::intersect(ctx, &footer, plan, deleted.as_deref());
     Ok((footer, access))
