@@ -57,14 +57,15 @@ impl CostParams {
     }
 
     /// Object storage before any measurement: 50 ms per request, 100 MB/s per
-    /// request, 16 in flight.
+    /// request, 16 in flight, at most 1.25x the needed bytes fetched (a
+    /// merged gap is bytes on a link that other requests share).
     pub fn remote() -> Self {
         Self {
             request_latency: Duration::from_millis(50),
             bandwidth: 100e6,
             aggregate_bandwidth: None,
             max_concurrency: 16,
-            max_amplification: 2.0,
+            max_amplification: 1.25,
             min_split_bytes: 1024 * 1024,
         }
     }

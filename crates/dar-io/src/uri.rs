@@ -222,7 +222,9 @@ impl TableStoreBuilder {
         self
     }
 
-    /// Maximum concurrent requests (default 32 local, 64 remote).
+    /// Maximum concurrent requests (default 32 local, 256 remote: a
+    /// selective scan over a slow store wants every file's pages in flight
+    /// in one round; the planner assumes 64 lanes per file).
     pub fn with_max_concurrency(mut self, n: usize) -> Self {
         self.max_concurrency = Some(n.max(1));
         self
@@ -269,10 +271,10 @@ impl TableStoreBuilder {
             None => self.backend_store(&location)?,
         };
         let remote = location.backend.is_remote();
-        let limit = self.max_concurrency.unwrap_or(if remote { 64 } else { 32 });
+        let limit = self.max_concurrency.unwrap_or(if remote { 256 } else { 32 });
         let params = self.cost.clone().unwrap_or_else(|| {
             if remote {
-                CostParams::remote().with_max_concurrency(16)
+                CostParams::remote().with_max_concurrency(64)
             } else {
                 CostParams::local()
             }

@@ -36,7 +36,7 @@ use crate::error::{Result, ScanError};
 
 /// Default byte budget of batches decoded ahead of the consumer, over all
 /// files of a scan.
-pub const DEFAULT_READ_AHEAD_BYTES: usize = 64 * 1024 * 1024;
+pub const DEFAULT_READ_AHEAD_BYTES: usize = 32 * 1024 * 1024;
 
 /// The bytes of decoded batches queued ahead of the consumer, shared by
 /// the files of one scan.

@@ -16,15 +16,15 @@ use crate::table::DEFAULT_DV_CACHE_BYTES;
 
 /// Files in flight when a scan does not say: on a remote store every
 /// file's footer should be in flight at once (a request costs a round
-/// trip, not CPU), up to 64, which is also the store's request limit; on
-/// local disk, enough to keep every core decoding: twice the cores, at
-/// least 4.
+/// trip, not CPU), up to 64; on local disk, enough to keep every core
+/// decoding and no more (each file decoding holds its pages and decoder
+/// state): one per core plus one being opened, at least 3.
 pub fn default_files_in_flight(remote: bool) -> usize {
     if remote {
         64
     } else {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        (2 * cores).max(4)
+        (cores + 1).max(3)
     }
 }
 
@@ -46,7 +46,7 @@ impl ScanRuntime {
     /// A runtime over the table's store (opened by the caller with its own
     /// storage options, e.g. `TableStore::open(spec.table_uri(), options)`),
     /// with a fresh 64 MiB DV cache, files in flight chosen for the store
-    /// ([`default_files_in_flight`]) and a 64 MiB read-ahead budget.
+    /// ([`default_files_in_flight`]) and a 32 MiB read-ahead budget.
     pub fn new(store: TableStore) -> Self {
         Self {
             store,
@@ -72,7 +72,7 @@ impl ScanRuntime {
     }
 
     /// Bytes of decoded batches that files not yet consumed may hold
-    /// ahead of the consumer, over all files of a scan (default 64 MiB).
+    /// ahead of the consumer, over all files of a scan (default 32 MiB).
     /// Each file also holds at most one batch besides.
     pub fn with_read_ahead_bytes(mut self, bytes: usize) -> Self {
         self.read_ahead_bytes = bytes;

@@ -270,8 +270,9 @@ fn with_free_lanes_on_a_bandwidth_bound_link_no_gap_is_fetched() {
 #[test]
 fn in_the_latency_bound_regime_gaps_are_merged() {
     // The same ranges on one lane with a fast link: requests queue, and a
-    // 60 KiB gap costs less than a 200 ms request.
+    // 60 KiB gap costs less than a 200 ms request (within a 2x byte cap).
     let params = shared_slow_link()
+        .with_max_amplification(2.0)
         .with_max_concurrency(1)
         .with_bandwidth(1e9)
         .with_aggregate_bandwidth(Some(1e9));
