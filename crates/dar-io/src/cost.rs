@@ -246,7 +246,9 @@ impl CostModel {
             p.bandwidth = v[v.len() / 2].clamp(MIN_BANDWIDTH, MAX_BANDWIDTH);
             if let Some(aggregate) = s.aggregate_bandwidth() {
                 // Never below one request's own throughput.
-                let aggregate = aggregate.clamp(MIN_BANDWIDTH, MAX_BANDWIDTH).max(p.bandwidth);
+                let aggregate = aggregate
+                    .clamp(MIN_BANDWIDTH, MAX_BANDWIDTH)
+                    .max(p.bandwidth);
                 p.aggregate_bandwidth = Some(match self.defaults.aggregate_bandwidth {
                     Some(set) => set.min(aggregate),
                     None => aggregate,

@@ -6,16 +6,19 @@
 //! pass through. It lets tests of retries, error naming and truncation
 //! detection run without a network.
 
+use std::collections::HashSet;
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{GetOptions, GetResult, GetResultPayload, ObjectStore};
+
+use crate::ObjectClass;
 
 use crate::wrapper::wrapper_store;
 
@@ -49,6 +52,7 @@ pub enum Fault {
 /// A store wrapper that injects scripted faults into reads.
 pub struct FaultStore<T> {
     inner: T,
+    rendezvous: Option<Rendezvous>,
     script: Mutex<VecDeque<Fault>>,
     injected: AtomicU64,
     calls: AtomicU64,
@@ -72,6 +76,7 @@ impl<T: ObjectStore> FaultStore<T> {
     pub fn new(inner: T) -> Self {
         Self {
             inner,
+            rendezvous: None,
             script: Mutex::new(VecDeque::new()),
             injected: AtomicU64::new(0),
             calls: AtomicU64::new(0),
@@ -148,6 +153,59 @@ impl<T: ObjectStore> FaultStore<T> {
     }
 }
 
+/// Page-data GETs of distinct objects that must all be waiting at once.
+struct Rendezvous {
+    parties: usize,
+    timeout: Duration,
+    /// Objects arrived, and whether all parties met.
+    state: Mutex<(HashSet<Path>, bool)>,
+    met: Condvar,
+}
+
+impl Rendezvous {
+    /// Blocks the calling thread until `parties` distinct objects have
+    /// arrived or the timeout passes.
+    fn arrive(&self, location: &Path) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        if state.1 || !state.0.insert(location.clone()) {
+            return;
+        }
+        if state.0.len() >= self.parties {
+            state.1 = true;
+            self.met.notify_all();
+            return;
+        }
+        let _ = self.met.wait_timeout_while(state, self.timeout, |s| !s.1);
+    }
+}
+
+impl<T: ObjectStore> FaultStore<T> {
+    /// Makes the first page-data GETs of `parties` distinct objects meet:
+    /// each blocks its **thread** until all have arrived (or `timeout`
+    /// passes). They can only meet if `parties` threads issue them at once,
+    /// so [`FaultStore::rendezvous_met`] tells a test that files were read
+    /// and decoded in parallel, not interleaved on one thread.
+    pub fn with_page_rendezvous(mut self, parties: usize, timeout: Duration) -> Self {
+        self.rendezvous = Some(Rendezvous {
+            parties,
+            timeout,
+            state: Mutex::new((HashSet::new(), false)),
+            met: Condvar::new(),
+        });
+        self
+    }
+
+    /// Whether the page rendezvous happened.
+    pub fn rendezvous_met(&self) -> bool {
+        self.rendezvous
+            .as_ref()
+            .and_then(|r| r.state.lock().ok().map(|s| s.1))
+            .unwrap_or(false)
+    }
+}
+
 impl<T: ObjectStore> fmt::Debug for FaultStore<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "FaultStore({})", self.inner)
@@ -176,6 +234,11 @@ impl<T: ObjectStore> FaultStore<T> {
         options: GetOptions,
     ) -> object_store::Result<GetResult> {
         self.calls.fetch_add(1, Ordering::Relaxed);
+        if let Some(r) = &self.rendezvous
+            && options.extensions.get::<ObjectClass>() == Some(&ObjectClass::PageData)
+        {
+            r.arrive(location);
+        }
         let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.max_in_flight.fetch_max(now, Ordering::Relaxed);
         let result = self.inject(location, options).await;

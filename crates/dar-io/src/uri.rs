@@ -271,7 +271,9 @@ impl TableStoreBuilder {
             None => self.backend_store(&location)?,
         };
         let remote = location.backend.is_remote();
-        let limit = self.max_concurrency.unwrap_or(if remote { 256 } else { 32 });
+        let limit = self
+            .max_concurrency
+            .unwrap_or(if remote { 256 } else { 32 });
         let params = self.cost.clone().unwrap_or_else(|| {
             if remote {
                 CostParams::remote().with_max_concurrency(64)

@@ -11,13 +11,13 @@ use dar_prune::Predicate;
 use crate::error::{Result, ScanError};
 use crate::metrics::ScanMetrics;
 use crate::readahead::ReadAhead;
-use crate::stages::dv::DvFiles;
-use crate::stages::footer::TailHint;
 use crate::residual::ScanPredicate;
 use crate::runtime::ScanRuntime;
 use crate::schema::projection::OutputColumn;
 use crate::schema::relax_schema;
 use crate::spec::ScanSpec;
+use crate::stages::dv::DvFiles;
+use crate::stages::footer::TailHint;
 use crate::task::ScanTask;
 
 /// A scan's spec, its runtime, and what follows from the spec, computed

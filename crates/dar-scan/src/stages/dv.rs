@@ -66,7 +66,10 @@ impl DvFiles {
 
     fn shared(&self, location: &Path) -> Option<Arc<SharedRead>> {
         let files = self.files.lock().unwrap_or_else(PoisonError::into_inner);
-        files.get(location).filter(|r| !r.ranges.is_empty()).cloned()
+        files
+            .get(location)
+            .filter(|r| !r.ranges.is_empty())
+            .cloned()
     }
 }
 

@@ -39,8 +39,7 @@ impl Footer {
         })?;
         let store = ctx.store_for(task)?;
         let mut reader = store.parquet_reader(path, task.size);
-        let with_page_index =
-            store.backend().is_remote() && ctx.physical_predicate().is_some();
+        let with_page_index = store.backend().is_remote() && ctx.physical_predicate().is_some();
         if with_page_index && let Some(size) = task.size {
             reader = reader.with_footer_hint(ctx.inner.tail_hint.for_file(size));
         }

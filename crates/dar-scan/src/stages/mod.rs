@@ -46,8 +46,7 @@ pub(crate) async fn plan_file(ctx: &ScanContext, task: &ScanTask) -> Result<(Foo
     // it unneeded on a store where a wasted read is cheaper than a round.
     let early_dv = match (&task.deletion_vector, task.num_records, &task.access) {
         (Some(_), Some(rows), None)
-            if ctx.physical_predicate().is_none()
-                || ctx.store_for(task)?.backend().is_remote() =>
+            if ctx.physical_predicate().is_none() || ctx.store_for(task)?.backend().is_remote() =>
         {
             Some(rows)
         }

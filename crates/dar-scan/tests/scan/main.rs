@@ -13,6 +13,7 @@ mod bad_input;
 mod common;
 mod dat;
 mod hardening;
+mod io_shape;
 mod kernel;
 mod props;
 mod remote;

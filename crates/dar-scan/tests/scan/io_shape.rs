@@ -1,0 +1,243 @@
+//! The I/O shape of a scan, asserted from the requests it makes, never from
+//! time: a selective scan over S3 (dar-io's in-process server) reads each
+//! file's footer and page index in one request and a shared DV file once,
+//! and fetches no gap beyond the planner's byte cap; a full scan on a
+//! 2-thread runtime reads and decodes two files on two threads at once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::{Array, Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use dar_io::testing::{FaultStore, S3Server};
+use dar_io::{CostParams, ObjectClass, TableStore};
+use dar_scan::{Table, TableOptions};
+use dar_testkit::{Codec, DvStorage, ParquetOptions, TableWriter};
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
+
+use crate::common::collect;
+
+const FILES: i64 = 4;
+const ROWS: i64 = 16_000;
+const ROW_GROUP: usize = 4_000;
+const PAGE: usize = 400;
+const VALUE_COLUMNS: usize = 10;
+
+/// `k` (row within its file, 0..ROWS), `id` (unique) and ten columns of
+/// incompressible values: 1.5 MB per file, above the whole-object size.
+fn wide_schema() -> Arc<Schema> {
+    let mut fields = vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("id", DataType::Int64, false),
+    ];
+    fields.extend((0..VALUE_COLUMNS).map(|c| Field::new(format!("v{c}"), DataType::Int64, true)));
+    Arc::new(Schema::new(fields))
+}
+
+fn wide_batch(schema: &Arc<Schema>, file: i64) -> RecordBatch {
+    let mut columns: Vec<Arc<dyn Array>> = vec![
+        Arc::new(Int64Array::from_iter_values(0..ROWS)),
+        Arc::new(Int64Array::from_iter_values(
+            (0..ROWS).map(|k| file * ROWS + k),
+        )),
+    ];
+    for c in 0..VALUE_COLUMNS as i64 {
+        columns.push(Arc::new(Int64Array::from_iter_values((0..ROWS).map(|k| {
+            ((file * ROWS + k) * 31 + c).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as i64)
+        }))));
+    }
+    RecordBatch::try_new(Arc::clone(schema), columns).unwrap()
+}
+
+fn wide_options() -> ParquetOptions {
+    ParquetOptions::default()
+        .with_row_group_rows(ROW_GROUP)
+        .with_page_rows(PAGE)
+        .with_page_index(true)
+        .with_dictionary(false)
+        .with_codec(Codec::Uncompressed)
+}
+
+/// Bytes of the pages of `columns` that hold rows `first..=last` of row
+/// group `rg` in the file at `path`.
+fn page_bytes(path: &std::path::Path, columns: &[usize], rg: usize, first: i64, last: i64) -> u64 {
+    let file = std::fs::File::open(path).unwrap();
+    let md = ParquetMetaDataReader::new()
+        .with_page_index_policy(PageIndexPolicy::Required)
+        .parse_and_finish(&file)
+        .unwrap();
+    let rows = md.row_group(rg).num_rows();
+    let offsets = &md.offset_index().unwrap()[rg];
+    columns
+        .iter()
+        .map(|c| {
+            let column = &offsets[*c];
+            let pages = column.page_locations();
+            pages
+                .iter()
+                .enumerate()
+                .filter(|(i, p)| {
+                    let end = pages.get(i + 1).map_or(rows, |n| n.first_row_index);
+                    p.first_row_index <= last && end > first
+                })
+                .map(|(_, p)| p.compressed_page_size as u64)
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selective_scan_over_s3_takes_the_planned_requests() {
+    // The table: 4 files, one DV file holding a DV for each of them.
+    let dir = tempfile::tempdir().unwrap();
+    let local: Arc<dyn ObjectStore> =
+        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let schema = wide_schema();
+    let mut w = TableWriter::builder(Arc::clone(&local), Path::from("t"), Arc::clone(&schema))
+        .with_parquet_options(wide_options())
+        .with_deletion_vectors(true)
+        .create()
+        .await
+        .unwrap();
+    let mut files = Vec::new();
+    for f in 0..FILES {
+        let commit = w.append(&wide_batch(&schema, f)).await.unwrap();
+        files.push(commit.added[0].path.clone());
+    }
+    let deletes: Vec<(&str, &[u64])> = files.iter().map(|p| (p.as_str(), &[5u64][..])).collect();
+    w.delete_rows_in(&deletes, DvStorage::File).await.unwrap();
+
+    let server = S3Server::start().await.unwrap();
+    server.create_bucket("shape").await.unwrap();
+    server
+        .upload_dir(&dir.path().join("t"), "shape", "t")
+        .unwrap();
+    // A link that requests share (150 Mbit/s, 200 ms per request): the
+    // bandwidth-bound regime, where a fetched gap is never free.
+    let params = CostParams::remote()
+        .with_request_latency(Duration::from_millis(200))
+        .with_bandwidth(18.75e6 / 16.0)
+        .with_aggregate_bandwidth(Some(18.75e6))
+        .with_max_concurrency(64);
+    let store = TableStore::builder("s3://shape/t")
+        .with_env(Vec::new())
+        .with_options(server.storage_options())
+        .with_cost_params(params.clone())
+        .build()
+        .unwrap();
+    let t = Table::from_store(store, TableOptions::new()).await.unwrap();
+
+    // Rows 4,410..=4,420 of every file: row group 1, page 10 of each.
+    let (first, last) = (4_410, 4_420);
+    let plan = t
+        .scan()
+        .with_columns(["id", "v0", "v9"])
+        .with_predicate_sql(format!("k BETWEEN {first} AND {last}"))
+        .build()
+        .unwrap();
+    let batches = collect(&plan).await;
+    let mut ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            c.values().to_vec()
+        })
+        .collect();
+    ids.sort_unstable();
+    let expected: Vec<i64> = (0..FILES)
+        .flat_map(|f| (first..=last).map(move |k| f * ROWS + k))
+        .collect();
+    assert_eq!(ids, expected);
+
+    let m = plan.metrics().snapshot();
+    assert_eq!(m.files_read, FILES as u64, "{m:?}");
+    // Footer and page index together: one request per file.
+    let footers = m.io.class(ObjectClass::Footer);
+    assert_eq!(footers.requests, FILES as u64, "{m:?}");
+    // One DV file for the four files' DVs: one request.
+    assert_eq!(m.io.class(ObjectClass::DeletionVector).requests, 1, "{m:?}");
+    // Only the pages holding the rows, of the two projected columns, the
+    // predicate column and `id`: no gap beyond the planner's byte cap.
+    let columns = [0, 1, 2, 2 + VALUE_COLUMNS - 1];
+    let needed: u64 = files
+        .iter()
+        .map(|p| {
+            let path = dir.path().join("t").join(p);
+            page_bytes(&path, &columns, 1, first - 4_000, last - 4_000)
+        })
+        .sum();
+    let data = m.io.class(ObjectClass::PageData);
+    assert!(
+        data.bytes as f64 <= needed as f64 * params.max_amplification,
+        "fetched {} page bytes for {needed} needed: {m:?}",
+        data.bytes
+    );
+    assert!(data.bytes >= needed, "{} < {needed}", data.bytes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_scan_decodes_two_files_at_once_on_two_threads() {
+    let memory = Arc::new(InMemory::new());
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+    let mut w = TableWriter::builder(
+        Arc::clone(&memory) as Arc<dyn ObjectStore>,
+        Path::from("t"),
+        Arc::clone(&schema),
+    )
+    .with_parquet_options(
+        ParquetOptions::default()
+            .with_codec(Codec::Uncompressed)
+            .with_dictionary(false),
+    )
+    .create()
+    .await
+    .unwrap();
+    // 160 KB per file: more than the footer read, so pages are fetched.
+    const N: i64 = 20_000;
+    let mut added = Vec::new();
+    for f in 0..4i64 {
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![Arc::new(Int64Array::from_iter_values(f * N..f * N + N))],
+        )
+        .unwrap();
+        added.push(w.append(&batch).await.unwrap().added[0].path.clone());
+    }
+    // Page reads of two files must block two threads at the same time to
+    // go on: on one thread the first would wait alone until the timeout.
+    let gate = Arc::new(
+        FaultStore::new(Arc::clone(&memory)).with_page_rendezvous(2, Duration::from_secs(20)),
+    );
+    let store = TableStore::builder("memory://t")
+        .with_store(Arc::clone(&gate) as Arc<dyn ObjectStore>)
+        .build()
+        .unwrap();
+    let t = Table::from_store(store, TableOptions::new()).await.unwrap();
+    let plan = t.scan().with_columns(["x"]).build().unwrap();
+    let batches = collect(&plan).await;
+    assert!(
+        gate.rendezvous_met(),
+        "two files' pages were never read at the same time on two threads"
+    );
+    // Still in plan order.
+    let expected: Vec<i64> = plan
+        .tasks()
+        .iter()
+        .map(|t| added.iter().position(|p| *p == t.log_path).unwrap() as i64)
+        .flat_map(|f| f * N..f * N + N)
+        .collect();
+    let values: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            c.values().to_vec()
+        })
+        .collect();
+    assert_eq!(values.len(), expected.len());
+    let first_difference = values.iter().zip(&expected).position(|(a, b)| a != b);
+    assert_eq!(first_difference, None, "rows out of plan order");
+}
