@@ -8,7 +8,7 @@
 //! adapt (mapping, casts, nulls) + partition constants ─► read batch
 //!   ▼
 //! residual filter: conjuncts mixing partition and data columns (those on
-//!   │  partition columns alone are decided once per file, before decoding)
+//!   │  partition columns alone are decided per file before any I/O)
 //!   ▼
 //! output projection
 //! ```
@@ -253,13 +253,9 @@ pub(crate) fn stream(
             }
         }
         if let Some(rest) = &p.rest {
-            // Conjuncts on partition columns alone are constant over the
-            // file: decided once here rather than on every batch.
-            if p.rest_roots.iter().all(|r| ctx.is_partition(r)) {
-                if !super::partition_predicate_holds(ctx, &task)? {
-                    return Ok(futures::stream::empty().boxed());
-                }
-            } else {
+            // Conjuncts on partition columns alone were decided before the
+            // file was opened (`stages::open`).
+            if !p.rest_roots.iter().all(|r| ctx.is_partition(r)) {
                 residual.push(rest.clone());
                 residual_roots.extend(p.rest_roots.iter().cloned());
             }

@@ -3,8 +3,11 @@
 //! ```text
 //!  ScanTask ──► count from the log? (empty projection, no predicate,
 //!     │          numRecords known) ──► row-count batches, no I/O
+//!     ├──────► partition-only conjuncts false for its values? ──► no I/O
 //!     ▼
-//!  footer::Footer::load           1 request (size from the log), cached
+//!  footer::Footer::load           1 request (size from the log), cached;
+//!     │                           on remote stores with the page index
+//!     │                           (TailHint) and beside the DV (DvFiles)
 //!     ▼
 //!  row_groups::RowGroupPlan       footer stats, physical predicate
 //!     ▼
@@ -130,6 +133,15 @@ pub(crate) async fn open(
         inner.metrics.add_files_answered_from_log(1);
         let passes = partition_predicate_holds(&ctx, &task)?;
         return count_batches(&ctx, if passes { rows } else { 0 });
+    }
+    // Conjuncts on partition columns alone are decided from the task
+    // before any I/O.
+    if let Some(p) = &inner.predicate
+        && p.rest.is_some()
+        && p.rest_roots.iter().all(|r| ctx.is_partition(r))
+        && !partition_predicate_holds(&ctx, &task)?
+    {
+        return Ok(futures::stream::empty().boxed());
     }
     let (footer, access) = plan_file(&ctx, &task).await?;
     if inner.count_only {
