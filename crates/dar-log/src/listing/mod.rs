@@ -6,6 +6,7 @@ mod name;
 mod segment;
 
 use futures::TryStreamExt;
+use futures::future::Either;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use serde::Deserialize;
@@ -96,19 +97,31 @@ pub async fn list_log(store: &dyn ObjectStore, log_dir: &Path, from: u64) -> Res
     Ok(files)
 }
 
-/// Find the segment that rebuilds `target` (latest when `None`), starting the
-/// listing at the `_last_checkpoint` hint when it is usable, and falling back
-/// to a full listing when the hint is stale in the wrong direction or points
-/// at a checkpoint that is missing or incomplete.
+/// Find the segment that rebuilds `target` (latest when `None`).
+///
+/// The `_last_checkpoint` hint and a listing of the whole log are requested
+/// at once. A short log's listing arrives in the same round trip as the
+/// hint and is used directly (the segment finds the newest checkpoint
+/// itself), so opening costs one round instead of two. When the hint comes
+/// first, the full listing is dropped and the listing starts at the hint;
+/// it falls back to a full listing when the hint is stale in the wrong
+/// direction or points at a checkpoint that is missing or incomplete.
 pub async fn find_segment(
     store: &dyn ObjectStore,
     root: &Path,
     target: Option<u64>,
 ) -> Result<LogSegment> {
     let dir = log_dir(root);
-    let hint = read_hint(store, &dir)
-        .await?
-        .filter(|h| target.is_none_or(|t| h.version <= t));
+    let (list_dir, hint_dir) = (dir.clone(), dir.clone());
+    let mut full = std::pin::pin!(list_log(store, &list_dir, 0));
+    let hint = std::pin::pin!(read_hint(store, &hint_dir));
+    let (hint, full_failed) = match futures::future::select(full.as_mut(), hint).await {
+        Either::Left((Ok(files), _)) => return LogSegment::build(dir, &files, target),
+        // A failed full listing: the hint may still avoid it.
+        Either::Left((Err(_), hint)) => (hint.await?, true),
+        Either::Right((hint, _)) => (hint?, false),
+    };
+    let hint = hint.filter(|h| target.is_none_or(|t| h.version <= t));
     if let Some(hint) = hint
         && hint.version > 0
     {
@@ -123,6 +136,11 @@ pub async fn find_segment(
             }
         }
     }
-    let files = list_log(store, &dir, 0).await?;
+    // The full listing still in flight, or a fresh one if it failed.
+    let files = if full_failed {
+        list_log(store, &dir, 0).await?
+    } else {
+        full.await?
+    };
     LogSegment::build(dir, &files, target)
 }
