@@ -69,16 +69,14 @@ fn spawned_files(
         let budget = &file_ctx.inner.read_ahead;
         readahead::spawn_file(path, batches, budget)
     };
-    let files = futures::stream::iter(tasks).map(file);
     if ctx.inner.spec.ordered {
-        // The file being consumed plus `concurrency - 1` running ahead.
-        files
-            .map(futures::future::ready)
-            .buffered(concurrency.saturating_sub(1).max(1))
-            .flatten()
-            .boxed()
+        // The file being consumed plus the next ones, all running.
+        readahead::InOrder::new(tasks.into_iter().map(file), concurrency).boxed()
     } else {
-        files.flatten_unordered(concurrency).boxed()
+        futures::stream::iter(tasks)
+            .map(file)
+            .flatten_unordered(concurrency)
+            .boxed()
     }
 }
 
@@ -98,8 +96,13 @@ impl ScanPlan {
     /// A plan that reads `tasks` (for example one partition of an engine's
     /// scan, a subset of this plan's tasks) with this plan's context: the
     /// same options, a limit that applies to the subset alone, and the
-    /// same live metrics.
+    /// same live metrics. The DVs of this plan's files that share a DV
+    /// file stay one read across the subsets.
     pub fn with_tasks(&self, tasks: Vec<ScanTask>) -> Self {
+        let inner = &self.context.inner;
+        if inner.spec.limit.is_none() {
+            inner.dv_files.register(&self.context, &self.tasks);
+        }
         Self {
             context: self.context.clone(),
             tasks,

@@ -197,6 +197,53 @@ impl Stream for SpawnedFile {
     }
 }
 
+/// Files in plan order with up to `in_flight` of them started at once: the
+/// one being consumed and the next ones, each already running on its task
+/// (started here, not when the consumer reaches it).
+pub(crate) struct InOrder<I> {
+    files: I,
+    running: VecDeque<BoxStream<'static, Result<RecordBatch>>>,
+    in_flight: usize,
+}
+
+impl<I> InOrder<I> {
+    pub(crate) fn new(files: I, in_flight: usize) -> Self {
+        Self {
+            files,
+            running: VecDeque::new(),
+            in_flight: in_flight.max(1),
+        }
+    }
+}
+
+impl<I> Stream for InOrder<I>
+where
+    I: Iterator<Item = BoxStream<'static, Result<RecordBatch>>> + Unpin,
+{
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            while this.running.len() < this.in_flight {
+                match this.files.next() {
+                    Some(file) => this.running.push_back(file),
+                    None => break,
+                }
+            }
+            let Some(front) = this.running.front_mut() else {
+                return Poll::Ready(None);
+            };
+            match front.poll_next_unpin(cx) {
+                Poll::Ready(None) => {
+                    this.running.pop_front();
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
 /// Runs `file` (one file's open-then-decode stream) on a task of the
 /// current Tokio runtime; outside a runtime, returns it to be polled by
 /// the caller.
@@ -286,6 +333,44 @@ mod tests {
         let last = items.last().unwrap().as_ref().unwrap_err().to_string();
         assert!(last.contains("t/part-0.parquet"), "{last}");
         assert!(items.iter().filter(|i| i.is_ok()).count() <= 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn in_order_starts_the_next_files_before_the_first_is_done() {
+        let budget = Arc::new(ReadAhead::new(1 << 20));
+        let started = Arc::new(AtomicUsize::new(0));
+        let files = (0..4i64).map({
+            let (budget, started) = (Arc::clone(&budget), Arc::clone(&started));
+            move |f| {
+                let started = Arc::clone(&started);
+                let file = futures::stream::once(async move {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    Ok(batch(f))
+                })
+                .chain(futures::stream::iter(
+                    (1..3).map(move |i| Ok(batch(f * 10 + i))),
+                ))
+                .boxed();
+                spawn_file(format!("f{f}"), file, &budget)
+            }
+        });
+        let mut s = InOrder::new(files, 3);
+        let first = s.next().await.unwrap().unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Files 0, 1 and 2 run; file 3 waits for a free place.
+        assert_eq!(started.load(Ordering::SeqCst), 3);
+        let mut seen = vec![first];
+        while let Some(b) = s.next().await {
+            seen.push(b.unwrap());
+        }
+        let firsts: Vec<i64> = seen
+            .iter()
+            .map(|b| {
+                let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                c.value(0)
+            })
+            .collect();
+        assert_eq!(firsts, vec![0, 1, 2, 1, 11, 12, 2, 21, 22, 3, 31, 32]);
     }
 
     #[test]

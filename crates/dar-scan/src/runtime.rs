@@ -16,15 +16,16 @@ use crate::table::DEFAULT_DV_CACHE_BYTES;
 
 /// Files in flight when a scan does not say: on a remote store every
 /// file's footer should be in flight at once (a request costs a round
-/// trip, not CPU), up to 64; on local disk, enough to keep every core
-/// decoding and no more (each file decoding holds its pages and decoder
-/// state): one per core plus one being opened, at least 3.
+/// trip, not CPU), up to 64; on local disk one per core (at least 2): each
+/// file decoding holds its pages and decoder state, and a file opens in
+/// microseconds.
 pub fn default_files_in_flight(remote: bool) -> usize {
     if remote {
         64
     } else {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        (cores + 1).max(3)
+        std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .max(2)
     }
 }
 

@@ -4,7 +4,7 @@
 //! ([`DvFiles`]): Delta writes the DVs of one commit into one file, so a
 //! scan of 200 files with DVs costs one request, not 200.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -28,6 +28,8 @@ const MAX_SHARED_READ_BYTES: u64 = 16 * 1024 * 1024;
 #[derive(Debug, Default)]
 struct SharedRead {
     ranges: Vec<Range<u64>>,
+    /// `ranges` as a set: a plan and its subsets register the same DVs.
+    registered: HashSet<(u64, u64)>,
     bytes: u64,
     fetched: OnceCell<Vec<(Range<u64>, Bytes)>>,
 }
@@ -40,7 +42,8 @@ pub(crate) struct DvFiles {
 
 impl DvFiles {
     /// Notes the DVs of `tasks`, so that the first file to need a DV of a
-    /// DV file fetches those of all of them at once.
+    /// DV file fetches those of all of them at once. A DV noted twice is
+    /// read once.
     pub(crate) fn register(&self, ctx: &ScanContext, tasks: &[ScanTask]) {
         let mut files = self.files.lock().unwrap_or_else(PoisonError::into_inner);
         for task in tasks {
@@ -57,7 +60,9 @@ impl DvFiles {
                 continue;
             };
             let len = range.end - range.start;
-            if read.bytes + len <= MAX_SHARED_READ_BYTES {
+            if read.bytes + len <= MAX_SHARED_READ_BYTES
+                && read.registered.insert((range.start, range.end))
+            {
                 read.bytes += len;
                 read.ranges.push(range);
             }
