@@ -80,8 +80,30 @@ struct Queue {
     budget: Arc<ReadAhead>,
 }
 
+/// `batch` in buffers sized to its rows when it holds far more memory than
+/// its rows use: a selective read's batches keep the decoder's
+/// `batch_size`-row buffers for a handful of rows, and a queued batch
+/// would hold them (and its share of the budget) until consumed.
+fn compact(batch: RecordBatch) -> RecordBatch {
+    let held = batch.get_array_memory_size();
+    let used: usize = batch
+        .columns()
+        .iter()
+        .map(|c| c.to_data().get_slice_memory_size().unwrap_or(held))
+        .sum();
+    if held > 2 * used + 64 * 1024 {
+        // `take` copies into new buffers (`concat` of one batch may not).
+        let rows = u32::try_from(batch.num_rows()).unwrap_or(u32::MAX);
+        let all = arrow_array::UInt32Array::from_iter_values(0..rows);
+        arrow_select::take::take_record_batch(&batch, &all).unwrap_or(batch)
+    } else {
+        batch
+    }
+}
+
 impl Queue {
     fn push(&mut self, item: Result<RecordBatch>) {
+        let item = item.map(compact);
         let bytes = item.as_ref().map_or(0, RecordBatch::get_array_memory_size);
         self.budget.take(bytes);
         self.items.push_back((item, bytes));
@@ -371,6 +393,23 @@ mod tests {
             })
             .collect();
         assert_eq!(firsts, vec![0, 1, 2, 1, 11, 12, 2, 21, 22, 3, 31, 32]);
+    }
+
+    #[test]
+    fn a_few_rows_in_large_buffers_are_queued_compacted() {
+        let budget = Arc::new(ReadAhead::new(usize::MAX));
+        let mut q = Queue {
+            items: VecDeque::new(),
+            budget: Arc::clone(&budget),
+        };
+        let large: RecordBatch =
+            RecordBatch::try_from_iter([("x", Arc::new(Int64Array::from(vec![1; 100_000])) as _)])
+                .unwrap();
+        q.push(Ok(large.slice(10, 3)));
+        assert!(budget.queued() < 1024, "{}", budget.queued());
+        let out = q.pop().unwrap().unwrap();
+        assert_eq!(out.num_rows(), 3);
+        assert_eq!(budget.queued(), 0);
     }
 
     #[test]

@@ -103,9 +103,10 @@ pub async fn list_log(store: &dyn ObjectStore, log_dir: &Path, from: u64) -> Res
 /// at once. A short log's listing arrives in the same round trip as the
 /// hint and is used directly (the segment finds the newest checkpoint
 /// itself), so opening costs one round instead of two. When the hint comes
-/// first, the full listing is dropped and the listing starts at the hint;
-/// it falls back to a full listing when the hint is stale in the wrong
-/// direction or points at a checkpoint that is missing or incomplete.
+/// first, a listing from the hint races the full one; a long log's full
+/// listing then loses and is dropped. A hint that is stale in the wrong
+/// direction or points at a missing or incomplete checkpoint falls back to
+/// the full listing.
 pub async fn find_segment(
     store: &dyn ObjectStore,
     root: &Path,
@@ -115,7 +116,7 @@ pub async fn find_segment(
     let (list_dir, hint_dir) = (dir.clone(), dir.clone());
     let mut full = std::pin::pin!(list_log(store, &list_dir, 0));
     let hint = std::pin::pin!(read_hint(store, &hint_dir));
-    let (hint, full_failed) = match futures::future::select(full.as_mut(), hint).await {
+    let (hint, mut full_failed) = match futures::future::select(full.as_mut(), hint).await {
         Either::Left((Ok(files), _)) => return LogSegment::build(dir, &files, target),
         // A failed full listing: the hint may still avoid it.
         Either::Left((Err(_), hint)) => (hint.await?, true),
@@ -125,7 +126,23 @@ pub async fn find_segment(
     if let Some(hint) = hint
         && hint.version > 0
     {
-        let files = list_log(store, &dir, hint.version).await?;
+        // The full listing may still finish first (a short log): then the
+        // listing from the hint is not waited for.
+        let hinted = std::pin::pin!(list_log(store, &dir, hint.version));
+        let files = if full_failed {
+            hinted.await?
+        } else {
+            match futures::future::select(full.as_mut(), hinted).await {
+                Either::Left((Ok(files), _)) => {
+                    return LogSegment::build(dir.clone(), &files, target);
+                }
+                Either::Left((Err(_), hinted)) => {
+                    full_failed = true;
+                    hinted.await?
+                }
+                Either::Right((files, _)) => files?,
+            }
+        };
         let has_checkpoint = files.iter().any(|f| f.size > 0 && f.kind.is_checkpoint());
         if has_checkpoint {
             match LogSegment::build(dir.clone(), &files, target) {

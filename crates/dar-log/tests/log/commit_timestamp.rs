@@ -16,11 +16,13 @@ fn sample() -> PathBuf {
     dar_testdata::workspace_root().join("examples/data/sample")
 }
 
-/// Opening a checkpointed table lists the log once, from the checkpoint:
-/// the commit timestamp (which may need the log from version 0) is worked
-/// out only when asked for, so opening never pays a second, long listing.
+/// Opening a checkpointed table races a listing from the checkpoint
+/// against the whole log's (a short log's full listing saves the round
+/// trip of the hint) and keeps whichever finishes first: at most two
+/// listings. The commit timestamp (which may need the log from version 0)
+/// is worked out only when asked for, with one more listing, and kept.
 #[tokio::test]
-async fn opening_lists_the_log_once_and_the_timestamp_lists_on_demand() {
+async fn opening_lists_the_log_at_most_twice_and_the_timestamp_lists_on_demand() {
     let (store, root) = local(&sample());
     let metered = dar_io::MeteredStore::new(store);
     let metrics = metered.metrics().clone();
@@ -29,20 +31,24 @@ async fn opening_lists_the_log_once_and_the_timestamp_lists_on_demand() {
         .await
         .unwrap();
     assert_eq!(snapshot.version(), 7);
-    assert_eq!(
-        metrics.snapshot().lists,
-        1,
-        "opening lists from the checkpoint only"
+    let opened = metrics.snapshot().lists;
+    assert!(
+        (1..=2).contains(&opened),
+        "opening lists the whole log and from the checkpoint at most: {opened}"
     );
     let t = snapshot.commit_timestamp_ms().await.unwrap();
     assert!(t.is_some());
     assert_eq!(
         metrics.snapshot().lists,
-        2,
+        opened + 1,
         "the first call lists from version 0"
     );
     assert_eq!(snapshot.commit_timestamp_ms().await.unwrap(), t);
-    assert_eq!(metrics.snapshot().lists, 2, "and the result is kept");
+    assert_eq!(
+        metrics.snapshot().lists,
+        opened + 1,
+        "and the result is kept"
+    );
 }
 
 /// For every version: load it, load by its reported commit timestamp, and
