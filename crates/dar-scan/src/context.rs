@@ -40,13 +40,22 @@ pub(crate) struct ContextInner {
     pub dv_files: DvFiles,
     /// How much of a file's end holds its footer and page index.
     pub tail_hint: TailHint,
+    /// What a file yields: rows, or only their count.
+    pub mode: ScanMode,
+}
+
+/// What each file of a scan yields, decided once from the spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScanMode {
+    /// Rows of the output columns.
+    Rows,
     /// Empty projection and no predicate: rows are counted, not read,
     /// wherever the log knows them.
-    pub count_only: bool,
+    Count,
     /// Empty projection and a predicate on partition columns only: each
     /// file's rows all pass or all fail, decided once from its partition
     /// values, then counted from the log.
-    pub count_by_partition: bool,
+    CountByPartition,
 }
 
 impl ContextInner {
@@ -109,14 +118,19 @@ impl ScanContext {
             .clone()
             .map(|e| ScanPredicate::new(e, &logical, &spec.partition_columns, spec.column_mapping))
             .transpose()?;
-        let count_only = output.is_empty() && predicate.is_none();
-        let count_by_partition = output.is_empty()
-            && predicate.as_ref().is_some_and(|p| {
-                p.data.is_none()
+        let mode = match &predicate {
+            _ if !output.is_empty() => ScanMode::Rows,
+            None => ScanMode::Count,
+            Some(p)
+                if p.data.is_none()
                     && p.rest_roots
                         .iter()
-                        .all(|r| spec.partition_columns.contains(r))
-            });
+                        .all(|r| spec.partition_columns.contains(r)) =>
+            {
+                ScanMode::CountByPartition
+            }
+            Some(_) => ScanMode::Rows,
+        };
         let metrics = ScanMetrics::new(runtime.store.metrics().clone());
         let read_ahead = Arc::new(ReadAhead::new(runtime.read_ahead_bytes));
         Ok(Self {
@@ -132,8 +146,7 @@ impl ScanContext {
                 read_ahead,
                 dv_files: DvFiles::default(),
                 tail_hint: TailHint::default(),
-                count_only,
-                count_by_partition,
+                mode,
             }),
         })
     }

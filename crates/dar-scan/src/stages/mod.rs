@@ -36,7 +36,7 @@ use arrow_array::{Array, RecordBatch, RecordBatchOptions};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
-use crate::context::ScanContext;
+use crate::context::{ScanContext, ScanMode};
 use crate::error::{Result, ScanError};
 use crate::task::{FileAccess, ScanTask};
 use footer::Footer;
@@ -120,14 +120,14 @@ pub(crate) async fn open(
     // Rows are read from the data, never ruled out by the log's counts
     // (`numRecords`, DV cardinality): a file in the log is read unless a
     // predicate proves it holds no match. Only counts come from the log.
-    if inner.count_only
+    if inner.mode == ScanMode::Count
         && task.access.is_none()
         && let Some(rows) = task.live_rows()
     {
         inner.metrics.add_files_answered_from_log(1);
         return count_batches(&ctx, rows);
     }
-    if inner.count_by_partition
+    if inner.mode == ScanMode::CountByPartition
         && let Some(rows) = task.live_rows()
     {
         inner.metrics.add_files_answered_from_log(1);
@@ -144,7 +144,7 @@ pub(crate) async fn open(
         return Ok(futures::stream::empty().boxed());
     }
     let (footer, access) = plan_file(&ctx, &task).await?;
-    if inner.count_only {
+    if inner.mode == ScanMode::Count {
         // The selection already excludes the DV's rows.
         let rows = footer_rows(&footer, &access);
         return count_batches(&ctx, rows);
