@@ -225,9 +225,18 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let fixtures = fixtures.unwrap_or_else(|| fixtures::default_dir(scale));
             let manifest = fixtures::run(scale, &fixtures, &venv)?;
             let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+            let readers = if readers.is_empty() {
+                Reader::ALL.to_vec()
+            } else {
+                readers
+            };
+            // Only the `dar-cli` and `dar-sql` readers run the binary.
+            let runs_cli = readers
+                .iter()
+                .any(|r| matches!(r, Reader::DarCli | Reader::DarSql));
             let ctx = RunContext {
                 xtask: std::env::current_exe().map_err(|e| e.to_string())?,
-                dar: bench::find_dar(dar_bin.as_deref())?,
+                dar: bench::find_dar(dar_bin.as_deref(), runs_cli)?,
                 python: venv.python(),
                 peers_py: venv.peers_py(),
                 scratch: scratch.path().to_path_buf(),
@@ -236,11 +245,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let opts = BenchOptions {
                 scale,
                 workloads,
-                readers: if readers.is_empty() {
-                    Reader::ALL.to_vec()
-                } else {
-                    readers
-                },
+                readers,
                 rounds: rounds.max(1),
                 storage,
                 fixtures,

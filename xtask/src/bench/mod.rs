@@ -445,15 +445,18 @@ pub fn default_out() -> PathBuf {
 }
 
 /// The `dar` binary: `--dar-bin`, else the one next to this xtask (same
-/// profile), always brought up to date with cargo first (a no-op when it
-/// is): a binary left from an older tree would time old code.
-pub fn find_dar(explicit: Option<&Path>) -> Result<PathBuf, String> {
+/// profile), brought up to date with cargo first when `build` (a no-op
+/// when it is): a binary left from an older tree would time old code.
+pub fn find_dar(explicit: Option<&Path>, build: bool) -> Result<PathBuf, String> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());
     }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let dir = exe.parent().ok_or("xtask has no directory")?;
     let dar = dir.join("dar");
+    if !build {
+        return Ok(dar);
+    }
     let release = dir.ends_with("release");
     eprintln!(
         "bench: building the dar CLI ({})",
