@@ -17,6 +17,12 @@
 //! Stream<Item = Result<RecordBatch>>  (bounded, LIMIT stops all I/O)
 //! ```
 //!
+//! Polled inside a multi-thread Tokio runtime, each file opens and decodes
+//! on its own task, so a scan uses every worker thread while batches still
+//! come in plan order; files in flight follow the store
+//! ([`default_files_in_flight`]) and decoded batches waiting for the
+//! consumer stay within a budget ([`ScanRuntime::with_read_ahead_bytes`]).
+//!
 //! A plan runs anywhere: its [`ScanSpec`] (what to read) and its
 //! [`ScanTask`]s (one per file) are plain serde data; another process pairs
 //! them with a [`ScanRuntime`] of its own (its store for the spec's table
