@@ -121,14 +121,7 @@ impl ScanContext {
         let mode = match &predicate {
             _ if !output.is_empty() => ScanMode::Rows,
             None => ScanMode::Count,
-            Some(p)
-                if p.data.is_none()
-                    && p.rest_roots
-                        .iter()
-                        .all(|r| spec.partition_columns.contains(r)) =>
-            {
-                ScanMode::CountByPartition
-            }
+            Some(p) if p.data.is_none() && p.rest_on_partitions_only => ScanMode::CountByPartition,
             Some(_) => ScanMode::Rows,
         };
         let metrics = ScanMetrics::new(runtime.store.metrics().clone());

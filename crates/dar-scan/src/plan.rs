@@ -1,6 +1,8 @@
 //! [`ScanPlan`]: the pruned files of a scan as [`ScanTask`]s, and running
 //! them as one bounded stream.
 
+use std::sync::{Arc, Once};
+
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use futures::stream::BoxStream;
@@ -20,6 +22,10 @@ use crate::task::ScanTask;
 pub struct ScanPlan {
     context: ScanContext,
     tasks: Vec<ScanTask>,
+    /// Whether this plan's DVs were noted in the context's shared DV-file
+    /// reads; shared with the subsets of [`ScanPlan::with_tasks`], whose
+    /// files the parent's already cover.
+    dvs_noted: Arc<Once>,
 }
 
 async fn open_stream(ctx: ScanContext, task: ScanTask) -> BoxStream<'static, Result<RecordBatch>> {
@@ -85,7 +91,22 @@ impl ScanPlan {
     /// planned them, or on another one with a context built from the
     /// received spec ([`ScanContext::new`]).
     pub fn new(context: ScanContext, tasks: Vec<ScanTask>) -> Self {
-        Self { context, tasks }
+        Self {
+            context,
+            tasks,
+            dvs_noted: Arc::new(Once::new()),
+        }
+    }
+
+    /// Notes the DVs of this plan's files for one read per DV file, once
+    /// for the plan and its subsets.
+    fn note_dvs(&self) {
+        self.dvs_noted.call_once(|| {
+            self.context
+                .inner
+                .dv_files
+                .register(&self.context, &self.tasks)
+        });
     }
 
     /// The tasks, one per kept file, in file-index order.
@@ -99,13 +120,13 @@ impl ScanPlan {
     /// same live metrics. The DVs of this plan's files that share a DV
     /// file stay one read across the subsets.
     pub fn with_tasks(&self, tasks: Vec<ScanTask>) -> Self {
-        let inner = &self.context.inner;
-        if inner.spec.limit.is_none() {
-            inner.dv_files.register(&self.context, &self.tasks);
+        if self.context.inner.spec.limit.is_none() {
+            self.note_dvs();
         }
         Self {
             context: self.context.clone(),
             tasks,
+            dvs_noted: Arc::clone(&self.dvs_noted),
         }
     }
 
@@ -131,7 +152,7 @@ impl ScanPlan {
     pub async fn resolve(self) -> Result<Self> {
         let ctx = self.context.clone();
         let concurrency = ctx.inner.runtime.files_in_flight();
-        ctx.inner.dv_files.register(&ctx, &self.tasks);
+        self.note_dvs();
         let tasks: Vec<Option<ScanTask>> = futures::stream::iter(self.tasks)
             .map(|mut task| {
                 let ctx = ctx.clone();
@@ -152,6 +173,7 @@ impl ScanPlan {
         Ok(Self {
             context: self.context,
             tasks: tasks.into_iter().flatten().collect(),
+            dvs_noted: self.dvs_noted,
         })
     }
 
@@ -168,7 +190,7 @@ impl ScanPlan {
         let concurrency = inner.runtime.files_in_flight();
         let batches = match inner.spec.limit {
             None => {
-                inner.dv_files.register(&ctx, &self.tasks);
+                self.note_dvs();
                 spawned_files(&ctx, self.tasks.clone(), concurrency)
             }
             Some(_) => {

@@ -45,6 +45,9 @@ pub(crate) struct ScanPredicate {
     pub data_roots: Vec<String>,
     /// Top-level logical columns of `rest`.
     pub rest_roots: Vec<String>,
+    /// Whether `rest` (if any) reads partition columns alone: then it is
+    /// constant over a file and decided from the task before any I/O.
+    pub rest_on_partitions_only: bool,
 }
 
 fn roots(e: &Expr) -> Vec<String> {
@@ -88,9 +91,11 @@ impl ScanPredicate {
             }
             _ => None,
         };
+        let rest_roots = rest.as_ref().map(roots).unwrap_or_default();
         Ok(Self {
             data_roots: data.as_ref().map(roots).unwrap_or_default(),
-            rest_roots: rest.as_ref().map(roots).unwrap_or_default(),
+            rest_on_partitions_only: rest_roots.iter().all(|r| partition_columns.contains(r)),
+            rest_roots,
             data: data.map(|d| bind(d, logical)).transpose()?,
             rest: rest.map(|r| bind(r, logical)).transpose()?,
             physical,

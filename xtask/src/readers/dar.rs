@@ -48,13 +48,7 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
                 }
             }
         }
-        let result = RunnerResult {
-            rows,
-            secs: t0.elapsed().as_secs_f64(),
-            cpu_secs: process_cpu_secs() - cpu0,
-        };
-        out.finish()?;
-        Ok(result)
+        out.finish_run(rows, t0, cpu0)
     })
 }
 
@@ -85,7 +79,24 @@ impl IpcOut {
         }
     }
 
-    pub(super) fn finish(self) -> Result<(), String> {
+    /// Stops the clocks started at `t0` / `cpu0` (process CPU seconds),
+    /// then ends the output: the result of a run that returned `rows`.
+    pub(super) fn finish_run(
+        self,
+        rows: u64,
+        t0: Instant,
+        cpu0: f64,
+    ) -> Result<RunnerResult, String> {
+        let result = RunnerResult {
+            rows,
+            secs: t0.elapsed().as_secs_f64(),
+            cpu_secs: process_cpu_secs() - cpu0,
+        };
+        self.finish()?;
+        Ok(result)
+    }
+
+    fn finish(self) -> Result<(), String> {
         match self.writer {
             Some(mut w) => w.finish().map_err(|e| e.to_string()),
             None => Ok(()),

@@ -72,13 +72,7 @@ pub fn read_floor(spec: &ReadSpec) -> Result<RunnerResult, String> {
                 }
             }
         }
-        let result = RunnerResult {
-            rows,
-            secs: t0.elapsed().as_secs_f64(),
-            cpu_secs: process_cpu_secs() - cpu0,
-        };
-        out.finish()?;
-        Ok(result)
+        out.finish_run(rows, t0, cpu0)
     })
 }
 

@@ -255,7 +255,7 @@ pub(crate) fn stream(
         if let Some(rest) = &p.rest {
             // Conjuncts on partition columns alone were decided before the
             // file was opened (`stages::open`).
-            if !p.rest_roots.iter().all(|r| ctx.is_partition(r)) {
+            if !p.rest_on_partitions_only {
                 residual.push(rest.clone());
                 residual_roots.extend(p.rest_roots.iter().cloned());
             }

@@ -138,7 +138,7 @@ pub(crate) async fn open(
     // before any I/O.
     if let Some(p) = &inner.predicate
         && p.rest.is_some()
-        && p.rest_roots.iter().all(|r| ctx.is_partition(r))
+        && p.rest_on_partitions_only
         && !partition_predicate_holds(&ctx, &task)?
     {
         return Ok(futures::stream::empty().boxed());
