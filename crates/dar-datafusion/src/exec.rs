@@ -27,7 +27,7 @@ use futures::StreamExt;
 
 use crate::metrics::add_scan_metrics;
 use crate::options::adapt_batch;
-use crate::partitions::balance_exact;
+use dar_scan::split_by_bytes_exact;
 
 /// Files listed per partition by `EXPLAIN VERBOSE` (the rest are counted).
 const SHOWN_FILES: usize = 5;
@@ -124,12 +124,12 @@ impl DeltaScanExec {
     pub fn split(&self, n: usize) -> Vec<Self> {
         let partitions = self.groups.len().max(1);
         let all: Vec<ScanTask> = self.groups.iter().flatten().cloned().collect();
-        balance_exact(all, n.max(1))
+        split_by_bytes_exact(all, n.max(1))
             .into_iter()
             .map(|tasks| {
                 Self::from_groups(
                     self.plan.with_tasks(tasks.clone()),
-                    balance_exact(tasks, partitions),
+                    split_by_bytes_exact(tasks, partitions),
                     Arc::clone(&self.schema),
                     self.description.clone(),
                 )

@@ -52,7 +52,6 @@ mod factory;
 mod function;
 mod metrics;
 mod options;
-mod partitions;
 mod provider;
 mod statistics;
 

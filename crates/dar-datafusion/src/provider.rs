@@ -14,8 +14,8 @@ use datafusion::prelude::SessionContext;
 use crate::convert::{Schemas, classify, convert};
 use crate::exec::{DeltaScanExec, ScanDescription};
 use crate::options::DeltaScanOptions;
-use crate::partitions::balance;
 use crate::statistics::{StatsInput, index_rows, statistics};
+use dar_scan::split_by_bytes;
 
 /// The table and the schema DataFusion sees for it, swapped together.
 #[derive(Debug)]
@@ -164,7 +164,7 @@ impl DeltaTableProvider {
         } else {
             target_partitions.max(1)
         };
-        let groups = balance(plan.tasks().to_vec(), partitions);
+        let groups = split_by_bytes(plan.tasks().to_vec(), partitions);
         let index = table
             .snapshot()
             .file_index()

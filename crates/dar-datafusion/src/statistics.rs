@@ -120,7 +120,7 @@ fn partition_column(field: &Field, tasks: &[ScanTask], exact: bool) -> ColumnSta
     let mut nulls: u64 = 0;
     let mut values: Vec<ScalarValue> = Vec::new();
     for t in tasks {
-        match t.partition_value(field.name()).and_then(|v| v.to_scalar()) {
+        match t.partition_value(field.name()).cloned() {
             Some(Scalar::Null) | None => nulls += t.live_rows().unwrap_or(0),
             Some(s) => match value_for(&s, field.data_type()) {
                 Some(v) => values.push(v),

@@ -31,7 +31,8 @@ impl StorageType {
         }
     }
 
-    fn from_code(code: &str) -> Option<Self> {
+    /// The storage type of a log code (`u`, `i`, `p`).
+    pub fn from_code(code: &str) -> Option<Self> {
         match code {
             "u" => Some(Self::UuidRelative),
             "i" => Some(Self::Inline),
@@ -78,7 +79,7 @@ impl DvDescriptor {
     ) -> Result<Self> {
         let path_or_inline_dv = path_or_inline_dv.into();
         let name = || DvSource::Descriptor {
-            unique_id: unique_id_of(storage_type, &path_or_inline_dv, offset),
+            unique_id: unique_id(storage_type, &path_or_inline_dv, offset),
         };
         let storage =
             StorageType::from_code(storage_type).ok_or_else(|| DvError::UnknownStorageType {
@@ -166,10 +167,11 @@ impl DvDescriptor {
     /// The DV's unique id: `storageType + pathOrInlineDv`, then `"@" + offset`
     /// when an offset is present. Log replay keys files by (path, this id).
     pub fn unique_id(&self) -> String {
-        unique_id_of(
-            &self.storage_type.code().to_string(),
+        let mut code = [0u8; 4];
+        unique_id(
+            self.storage_type.code().encode_utf8(&mut code),
             &self.path_or_inline_dv,
-            self.offset.map(|o| o as i64),
+            self.offset.and_then(|o| i64::try_from(o).ok()),
         )
     }
 
@@ -304,7 +306,11 @@ impl DvDescriptor {
     }
 }
 
-fn unique_id_of(storage_type: &str, path_or_inline_dv: &str, offset: Option<i64>) -> String {
+/// The DV unique id of the log's raw fields (protocol §2.10):
+/// `storageType + pathOrInlineDv`, then `"@" + offset` when there is an
+/// offset. The one definition: log replay keys files by it before any
+/// descriptor is validated, and [`DvDescriptor::unique_id`] uses it too.
+pub fn unique_id(storage_type: &str, path_or_inline_dv: &str, offset: Option<i64>) -> String {
     match offset {
         Some(offset) => format!("{storage_type}{path_or_inline_dv}@{offset}"),
         None => format!("{storage_type}{path_or_inline_dv}"),
@@ -314,5 +320,55 @@ fn unique_id_of(storage_type: &str, path_or_inline_dv: &str, offset: Option<i64>
 impl fmt::Display for DvDescriptor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.source().fmt(f)
+    }
+}
+
+/// A descriptor as the log writes it (camelCase fields, numbers as JSON
+/// numbers): the serialized form of [`DvDescriptor`] in scan tasks too.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LogForm {
+    storage_type: String,
+    path_or_inline_dv: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    offset: Option<i64>,
+    size_in_bytes: i64,
+    cardinality: i64,
+}
+
+/// Serialized as the log's `deletionVector` object; the row count bound
+/// ([`DvDescriptor::with_row_count`]) is not part of it.
+impl serde::Serialize for DvDescriptor {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let to_i64 = |v: u64| i64::try_from(v).map_err(serde::ser::Error::custom);
+        LogForm {
+            storage_type: self.storage_type.code().to_string(),
+            path_or_inline_dv: self.path_or_inline_dv.clone(),
+            offset: self.offset.map(to_i64).transpose()?,
+            size_in_bytes: i64::from(self.size_in_bytes),
+            cardinality: to_i64(self.cardinality)?,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// Deserialized from the log's `deletionVector` object and validated as
+/// [`DvDescriptor::try_new`] does.
+impl<'de> serde::Deserialize<'de> for DvDescriptor {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        let f = LogForm::deserialize(deserializer)?;
+        DvDescriptor::try_new(
+            &f.storage_type,
+            f.path_or_inline_dv,
+            f.offset,
+            f.size_in_bytes,
+            f.cardinality,
+        )
+        .map_err(serde::de::Error::custom)
     }
 }

@@ -68,7 +68,7 @@ mod z85;
 
 pub use cache::{DvCache, DvCacheStats, fetch, fetch_at, fetch_with, store_path};
 pub use decode::{FORMAT_VERSION, decode_file_bytes, decode_inline, fetch_range, record_range};
-pub use descriptor::{DEFAULT_OFFSET, DvDescriptor, StorageType};
+pub use descriptor::{DEFAULT_OFFSET, DvDescriptor, StorageType, unique_id};
 pub use encode::{DvFileWriter, DvRecord};
 pub use error::{DvError, DvSource, Result};
 pub use rows::DeletedRows;

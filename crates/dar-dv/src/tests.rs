@@ -493,3 +493,44 @@ fn selections_and_masks() {
     assert_eq!(mask, [true, false, true, true, true, false]);
     assert_eq!(deleted.mask(0..0).len(), 0);
 }
+
+#[test]
+fn descriptor_serializes_as_the_log_writes_it_and_validates_on_the_way_back() {
+    let dv = descriptor_a();
+    let json = serde_json::to_string(&dv).unwrap();
+    assert_eq!(
+        json,
+        r#"{"storageType":"u","pathOrInlineDv":"vBn[lx{q8@P<9BNH/isA","offset":1,"sizeInBytes":36,"cardinality":2}"#
+    );
+    let back: DvDescriptor = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, dv);
+    assert_eq!(
+        back.unique_id(),
+        unique_id("u", "vBn[lx{q8@P<9BNH/isA", Some(1))
+    );
+    let inline = DvDescriptor::try_new("i", INLINE_B, None, 44, 6).unwrap();
+    let json = serde_json::to_string(&inline).unwrap();
+    assert!(!json.contains("offset"), "{json}");
+    assert_eq!(serde_json::from_str::<DvDescriptor>(&json).unwrap(), inline);
+    // What try_new refuses, deserialization refuses, naming the field.
+    let bad = r#"{"storageType":"x","pathOrInlineDv":"a","sizeInBytes":1,"cardinality":1}"#;
+    let err = serde_json::from_str::<DvDescriptor>(bad)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("storage type") || err.contains("'x'"), "{err}");
+    let bad = r#"{"storageType":"u","pathOrInlineDv":"a","sizeInBytes":-1,"cardinality":1}"#;
+    let err = serde_json::from_str::<DvDescriptor>(bad)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sizeInBytes"), "{err}");
+}
+
+#[test]
+fn unique_id_of_raw_fields() {
+    // Protocol digest appendix C.
+    assert_eq!(
+        unique_id("u", "ab^-aqEH.-t@S}K{vb[*k^", Some(4)),
+        "uab^-aqEH.-t@S}K{vb[*k^@4"
+    );
+    assert_eq!(unique_id("i", "xyz", None), "ixyz");
+}

@@ -87,7 +87,11 @@ pub struct DvLine<'a> {
 impl DvLine<'_> {
     /// The DV unique id (§2.10).
     pub fn unique_id(&self) -> String {
-        crate::actions::dv_unique_id(&self.storage_type, &self.path_or_inline_dv, self.offset)
+        dar_dv::unique_id(
+            &self.storage_type,
+            &self.path_or_inline_dv,
+            self.offset.map(i64::from),
+        )
     }
 
     /// `(storageType, pathOrInlineDv, offset)`, the parts of its key.

@@ -115,6 +115,16 @@ pub enum LogError {
         /// What is wrong.
         detail: String,
     },
+    /// An active file's deletion-vector descriptor breaks the protocol (an
+    /// unknown storage type, a negative size or cardinality).
+    #[error("invalid deletion vector of data file '{path}': {source}")]
+    InvalidDeletionVector {
+        /// The data file's path as written in the log.
+        path: String,
+        /// What `dar-dv` refused.
+        #[source]
+        source: Box<dar_dv::DvError>,
+    },
     /// No `protocol` action at the snapshot version.
     #[error("no protocol action found for version {version} of {log_dir}")]
     MissingProtocol {

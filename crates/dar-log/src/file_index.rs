@@ -15,7 +15,7 @@ use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use object_store::path::Path;
 
-use crate::actions::{DvDescriptor, Metadata};
+use crate::actions::Metadata;
 use crate::add_columns::{AddColumns, DvColumns};
 use crate::error::{LogError, Result};
 use crate::partition::{PartitionColumn, PartitionValuesBuilder};
@@ -239,17 +239,26 @@ impl FileIndex {
         self.path.is_empty()
     }
 
-    /// The DV descriptor of file `i`, if it has one.
-    pub fn deletion_vector(&self, i: usize) -> Option<DvDescriptor> {
-        if i >= self.len() || self.dv.storage_type.is_null(i) {
-            return None;
-        }
-        Some(DvDescriptor {
-            storage_type: self.dv.storage_type.value(i).to_string(),
-            path_or_inline_dv: self.dv.path_or_inline_dv.value(i).to_string(),
-            offset: (!self.dv.offset.is_null(i)).then(|| self.dv.offset.value(i)),
-            size_in_bytes: self.dv.size_in_bytes.value(i),
-            cardinality: self.dv.cardinality.value(i),
+    /// The DV descriptor of file `i`, if it has one, validated (an
+    /// unknown storage type or a negative number is an error naming the
+    /// file).
+    pub fn deletion_vector(&self, i: usize) -> Result<Option<dar_dv::DvDescriptor>> {
+        let Some((storage_type, path_or_inline_dv, offset)) =
+            (i < self.len()).then(|| self.dv.key_parts(i)).flatten()
+        else {
+            return Ok(None);
+        };
+        dar_dv::DvDescriptor::try_new(
+            storage_type,
+            path_or_inline_dv,
+            offset.map(i64::from),
+            i64::from(self.dv.size_in_bytes.value(i)),
+            self.dv.cardinality.value(i),
+        )
+        .map(Some)
+        .map_err(|e| LogError::InvalidDeletionVector {
+            path: self.path.value(i).to_string(),
+            source: Box::new(e),
         })
     }
 

@@ -23,7 +23,6 @@ use std::borrow::Cow;
 use object_store::path::Path;
 use url::Url;
 
-use crate::actions::dv_unique_id;
 use crate::add_columns::FileKey;
 use crate::error::{LogError, Result};
 
@@ -231,7 +230,10 @@ impl TablePaths {
                 } else {
                     Cow::Borrowed(dv_path)
                 };
-                FileKey::new(&key, Some(&dv_unique_id(storage, &dv_path, offset)))
+                FileKey::new(
+                    &key,
+                    Some(&dar_dv::unique_id(storage, &dv_path, offset.map(i64::from))),
+                )
             }
         };
         Ok((key, plain))

@@ -89,6 +89,7 @@ pub use stats::{
 mod providers;
 
 pub use providers::{
-    AccessPlan, FileStatistics, FileStatisticsBuilder, RowGroupAccess, RowGroupStatistics,
-    StatisticsTable, access_plan, page_access_plan, predicate_projection,
+    AccessPlan, FileStatistics, FileStatisticsBuilder, ParquetColumn, ParquetColumns,
+    RowGroupAccess, RowGroupStatistics, StatisticsTable, access_plan, page_access_plan,
+    page_access_plan_with, predicate_projection,
 };

@@ -109,6 +109,14 @@ impl ScanBuilder {
 
     /// Validates the options, binds the predicate, prunes files with the
     /// file index, and returns the plan.
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::InvalidOption`] for a batch size or concurrency of 0,
+    /// [`ScanError::UnknownColumn`] for a projected column the table lacks,
+    /// [`ScanError::Predicate`] for a predicate that does not parse or fit
+    /// the schema, and [`ScanError::Log`] when the file index cannot be
+    /// built (a lazy index) or holds an invalid deletion vector.
     pub fn build(self) -> Result<ScanPlan> {
         let table = &self.table;
         let snapshot = table.snapshot();
@@ -164,12 +172,16 @@ impl ScanBuilder {
             files::prune(
                 index,
                 snapshot.table_properties(),
-                context.inner.predicate.as_ref().map(|p| &p.logical),
+                context.state().predicate.as_ref().map(|p| &p.logical),
             )
         };
         metrics.add_files_total(index.len() as u64);
         metrics.add_files_pruned(pruned as u64);
-        let tasks = kept.into_iter().map(|i| files::task(index, i)).collect();
+        let tasks = kept
+            .into_iter()
+            .map(|i| files::task(index, i))
+            .collect::<dar_log::Result<Vec<_>>>()
+            .map_err(|e| table.log_error(e))?;
         Ok(ScanPlan::new(context, tasks))
     }
 }

@@ -9,9 +9,9 @@
 
 use arrow_array::Array;
 use dar_log::FileIndex;
-use dar_prune::{ColumnPath, FileStatistics, Predicate};
+use dar_prune::{ColumnPath, FileStatistics, Predicate, Scalar};
 
-use crate::task::{DvInfo, PartitionValue, ScanTask};
+use crate::task::ScanTask;
 
 /// Table property: characters kept of string stats.
 const STRING_PREFIX_KEY: &str = "delta.dataSkippingStringPrefixLength";
@@ -64,20 +64,21 @@ pub(crate) fn prune(
     (keep, pruned)
 }
 
-/// The task of file `i` of `index`.
-pub(crate) fn task(index: &FileIndex, i: usize) -> ScanTask {
+/// The task of file `i` of `index`; fails on a deletion-vector
+/// descriptor that breaks the protocol.
+pub(crate) fn task(index: &FileIndex, i: usize) -> dar_log::Result<ScanTask> {
     let partition_values = index
         .partition_columns
         .iter()
         .zip(&index.partition_values)
         .map(|(c, a)| {
-            let v = PartitionValue::from_array(a.as_ref(), i).unwrap_or(PartitionValue::Null);
+            let v = Scalar::from_array(a.as_ref(), i).unwrap_or(Scalar::Null);
             (c.name.clone(), v)
         })
         .collect();
     let nr = &index.stats.num_records;
     let size = &index.size;
-    ScanTask {
+    Ok(ScanTask {
         object_path: index.object_path.value(i).to_string(),
         store_origin: index
             .store_origin
@@ -93,13 +94,7 @@ pub(crate) fn task(index: &FileIndex, i: usize) -> ScanTask {
             .then(|| u64::try_from(nr.value(i)).ok())
             .flatten(),
         partition_values,
-        deletion_vector: index.deletion_vector(i).map(|d| DvInfo {
-            storage_type: d.storage_type,
-            path_or_inline_dv: d.path_or_inline_dv,
-            offset: d.offset,
-            size_in_bytes: d.size_in_bytes,
-            cardinality: d.cardinality,
-        }),
+        deletion_vector: index.deletion_vector(i)?,
         access: None,
-    }
+    })
 }

@@ -55,19 +55,26 @@
 mod builder;
 mod context;
 mod error;
+mod exec;
 mod file_pruning;
 mod files;
 mod limit;
+mod live;
 mod metrics;
 mod plan;
+mod predicate;
 mod readahead;
-mod residual;
 mod runtime;
 mod schema;
 mod spec;
+mod split;
 mod stages;
+mod state;
 mod table;
 mod task;
+
+#[cfg(test)]
+mod tests;
 
 pub use builder::{DEFAULT_BATCH_SIZE, ScanBuilder};
 pub use context::ScanContext;
@@ -75,11 +82,17 @@ pub use error::{Result, ScanError};
 pub use files::{FileColumns, files_batch};
 pub use metrics::{MetricsSnapshot, ScanMetrics, Stage};
 pub use plan::ScanPlan;
-pub use readahead::DEFAULT_READ_AHEAD_BYTES;
-pub use runtime::{ScanRuntime, default_files_in_flight};
+pub use runtime::{
+    DEFAULT_DV_CACHE_BYTES, DEFAULT_READ_AHEAD_BYTES, ScanRuntime, default_files_in_flight,
+};
 pub use spec::ScanSpec;
-pub use table::{DEFAULT_DV_CACHE_BYTES, Table, TableOptions, VersionSpec};
-pub use task::{DvInfo, FileAccess, PartitionValue, ScanTask, SelectionRun};
+pub use split::{split_by_bytes, split_by_bytes_exact};
+pub use table::{Table, TableOptions, VersionSpec};
+pub use task::{FileAccess, ScanTask, SelectionRun};
 
+/// Re-exported: the deletion-vector descriptor of a [`ScanTask`].
+pub use dar_dv::DvDescriptor;
+/// Re-exported: the typed partition values of a [`ScanTask`].
+pub use dar_prune::Scalar;
 /// Re-exported so callers can build predicates without naming `dar-prune`.
 pub use dar_prune::{Expr, col, lit};

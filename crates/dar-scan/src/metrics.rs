@@ -85,6 +85,9 @@ struct Counters {
     rows_output: AtomicU64,
     batches_output: AtomicU64,
     files_answered_from_log: AtomicU64,
+    /// Field lookups made resolving files' columns (tests check they grow
+    /// with files times columns, never with batches).
+    column_lookups: AtomicU64,
     stage_nanos: [AtomicU64; 9],
 }
 
@@ -196,6 +199,13 @@ impl ScanMetrics {
         add_rows_filtered => rows_filtered,
         add_rows_output => rows_output,
         add_batches_output => batches_output,
+        add_column_lookups => column_lookups,
+    }
+
+    /// Field lookups made resolving files' columns so far.
+    #[cfg(test)]
+    pub(crate) fn column_lookups(&self) -> u64 {
+        self.counters.column_lookups.load(Ordering::Relaxed)
     }
 
     /// Adds `elapsed` to `stage`.

@@ -1,19 +1,18 @@
 //! [`ScanPlan`]: the pruned files of a scan as [`ScanTask`]s, and running
-//! them as one bounded stream.
+//! them as one bounded stream (through the one executor, `exec.rs`).
 
 use std::sync::{Arc, Once};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use futures::stream::BoxStream;
-use futures::{FutureExt, StreamExt, TryStreamExt};
+use futures::{StreamExt, TryStreamExt};
 
 use crate::context::ScanContext;
-use crate::error::Result;
-use crate::limit::LimitStream;
+use crate::error::{Result, ScanError};
+use crate::exec;
 use crate::metrics::ScanMetrics;
-use crate::readahead;
-use crate::stages;
+use crate::stages::{self, open::FileToOpen};
 use crate::task::ScanTask;
 
 /// The files a scan reads (after file pruning) and the shared context to
@@ -26,64 +25,6 @@ pub struct ScanPlan {
     /// reads; shared with the subsets of [`ScanPlan::with_tasks`], whose
     /// files the parent's already cover.
     dvs_noted: Arc<Once>,
-}
-
-async fn open_stream(ctx: ScanContext, task: ScanTask) -> BoxStream<'static, Result<RecordBatch>> {
-    match stages::open(ctx, task).await {
-        Ok(s) => s,
-        Err(e) => futures::stream::once(futures::future::ready(Err(e))).boxed(),
-    }
-}
-
-/// Files opened and decoded on the polling task.
-fn inline_files(
-    ctx: &ScanContext,
-    tasks: Vec<ScanTask>,
-    concurrency: usize,
-) -> BoxStream<'static, Result<RecordBatch>> {
-    let open_ctx = ctx.clone();
-    let opens = futures::stream::iter(tasks).map(move |t| open_stream(open_ctx.clone(), t));
-    if ctx.inner.spec.ordered {
-        // The file being decoded plus up to `concurrency - 1` opened
-        // (footer, page index, DV) ahead of it.
-        opens
-            .buffered(concurrency.saturating_sub(1).max(1))
-            .flatten()
-            .boxed()
-    } else {
-        // Each file from open to last batch is one inner stream; at most
-        // `concurrency` of them are polled at once.
-        opens
-            .map(|open| open.flatten_stream().boxed())
-            .flatten_unordered(concurrency)
-            .boxed()
-    }
-}
-
-/// Files each opened and decoded on a spawned task (inline when polled
-/// outside a Tokio runtime).
-fn spawned_files(
-    ctx: &ScanContext,
-    tasks: Vec<ScanTask>,
-    concurrency: usize,
-) -> BoxStream<'static, Result<RecordBatch>> {
-    let file_ctx = ctx.clone();
-    // Called as the consumer pulls the file in: inside its runtime.
-    let file = move |t: ScanTask| {
-        let path = t.object_path.clone();
-        let batches = open_stream(file_ctx.clone(), t).flatten_stream().boxed();
-        let budget = &file_ctx.inner.read_ahead;
-        readahead::spawn_file(path, batches, budget)
-    };
-    if ctx.inner.spec.ordered {
-        // The file being consumed plus the next ones, all running.
-        readahead::InOrder::new(tasks.into_iter().map(file), concurrency).boxed()
-    } else {
-        futures::stream::iter(tasks)
-            .map(file)
-            .flatten_unordered(concurrency)
-            .boxed()
-    }
 }
 
 impl ScanPlan {
@@ -99,14 +40,20 @@ impl ScanPlan {
     }
 
     /// Notes the DVs of this plan's files for one read per DV file, once
-    /// for the plan and its subsets.
+    /// for the plan and its subsets. Not under a limit: a limit reads as
+    /// few files as it can, and their DVs alone.
     fn note_dvs(&self) {
-        self.dvs_noted.call_once(|| {
-            self.context
-                .inner
-                .dv_files
-                .register(&self.context, &self.tasks)
-        });
+        if self.context.spec().limit.is_none() {
+            self.note_all_dvs();
+        }
+    }
+
+    /// Notes the DVs of this plan's files, limit or not (resolving reads
+    /// every file anyway).
+    fn note_all_dvs(&self) {
+        let (_, runtime, live) = self.context.parts();
+        self.dvs_noted
+            .call_once(|| stages::dv::note(&self.tasks, runtime, &live.dv_files));
     }
 
     /// The tasks, one per kept file, in file-index order.
@@ -120,9 +67,7 @@ impl ScanPlan {
     /// same live metrics. The DVs of this plan's files that share a DV
     /// file stay one read across the subsets.
     pub fn with_tasks(&self, tasks: Vec<ScanTask>) -> Self {
-        if self.context.inner.spec.limit.is_none() {
-            self.note_dvs();
-        }
+        self.note_dvs();
         Self {
             context: self.context.clone(),
             tasks,
@@ -149,22 +94,34 @@ impl ScanPlan {
     /// [`crate::FileAccess`]: which row groups and rows to read. Files left
     /// with nothing to read are dropped. Useful to ship fully pruned tasks
     /// elsewhere; [`ScanPlan::execute`] does the same work lazily otherwise.
+    ///
+    /// # Errors
+    ///
+    /// The first file that cannot be planned: its footer or DV cannot be
+    /// read ([`ScanError::Io`], [`ScanError::Parquet`],
+    /// [`ScanError::DeletionVector`]), its row count disagrees with the log
+    /// ([`ScanError::RowCountMismatch`]), or it lies where the table may
+    /// not read ([`ScanError::OutsideRoot`], [`ScanError::OtherStore`]).
     pub async fn resolve(self) -> Result<Self> {
         let ctx = self.context.clone();
-        let concurrency = ctx.inner.runtime.files_in_flight();
-        self.note_dvs();
+        let concurrency = ctx.runtime().files_in_flight();
+        self.note_all_dvs();
         let tasks: Vec<Option<ScanTask>> = futures::stream::iter(self.tasks)
-            .map(|mut task| {
+            .map(|task| {
                 let ctx = ctx.clone();
                 async move {
-                    if task.access.is_none() {
-                        let (_, access) = stages::plan_file(&ctx, &task).await?;
-                        if access.row_groups.is_empty() {
-                            return Ok(None);
-                        }
-                        task.access = Some(access);
+                    if task.access.is_some() {
+                        return Ok::<_, ScanError>(Some(task));
                     }
-                    Ok::<_, crate::ScanError>(Some(task))
+                    let file = FileToOpen::new(task, ctx.state())?;
+                    let task = Arc::clone(&file.task);
+                    let (_, access) = stages::plan(&ctx, file).await?;
+                    if access.row_groups.is_empty() {
+                        return Ok(None);
+                    }
+                    let mut task = Arc::unwrap_or_clone(task);
+                    task.access = Some(access);
+                    Ok(Some(task))
                 }
             })
             .buffered(concurrency)
@@ -182,44 +139,40 @@ impl ScanPlan {
     /// unordered; stops all I/O at the limit and after the first error.
     ///
     /// Polled inside a Tokio runtime and without a limit, each file runs on
-    /// its own task (see `readahead`), so files decode on every worker
-    /// thread; otherwise files are opened and decoded on the polling task.
+    /// its own task, so files decode on every worker thread; otherwise files
+    /// are opened and decoded on the polling task.
+    ///
+    /// # Errors
+    ///
+    /// The stream's items: the first file that cannot be read or decoded
+    /// (see [`ScanPlan::resolve`]), a file whose data breaks the table's
+    /// schema ([`ScanError::SchemaMismatch`],
+    /// [`ScanError::NullInNonNullable`], [`ScanError::MissingNonNullable`]),
+    /// or a decoding task that stopped ([`ScanError::TaskFailed`]); no
+    /// batch follows an error.
     pub fn execute(&self) -> BoxStream<'static, Result<RecordBatch>> {
-        let ctx = self.context.clone();
-        let inner = &ctx.inner;
-        let concurrency = inner.runtime.files_in_flight();
-        let batches = match inner.spec.limit {
-            None => {
-                self.note_dvs();
-                spawned_files(&ctx, self.tasks.clone(), concurrency)
-            }
-            Some(_) => {
-                // A limit without a predicate is met by the first files:
-                // open them one at a time so no further file is touched.
-                let concurrency = if inner.predicate.is_none() {
-                    1
-                } else {
-                    concurrency
-                };
-                inline_files(&ctx, self.tasks.clone(), concurrency)
-            }
-        };
-        LimitStream::new(batches, inner.spec.limit, inner.metrics.clone()).boxed()
+        self.note_dvs();
+        exec::run(&self.context, self.tasks.clone())
     }
 
     /// Runs every task and collects the batches.
+    ///
+    /// # Errors
+    ///
+    /// As [`ScanPlan::execute`].
     pub async fn collect(&self) -> Result<Vec<RecordBatch>> {
         self.execute().try_collect().await
     }
 }
 
 impl ScanTask {
-    /// Runs this one task with `ctx` (the scan's shared context); the
-    /// scan's limit applies to this task alone.
+    /// Runs this one task with `ctx` (the scan's shared context), as a plan
+    /// of one task does: the scan's limit applies to this task alone.
+    ///
+    /// # Errors
+    ///
+    /// As [`ScanPlan::execute`].
     pub fn execute(&self, ctx: &ScanContext) -> BoxStream<'static, Result<RecordBatch>> {
-        let s = open_stream(ctx.clone(), self.clone())
-            .flatten_stream()
-            .boxed();
-        LimitStream::new(s, ctx.inner.spec.limit, ctx.inner.metrics.clone()).boxed()
+        ScanPlan::new(ctx.clone(), vec![self.clone()]).execute()
     }
 }

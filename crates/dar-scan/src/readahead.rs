@@ -34,10 +34,6 @@ use tokio::task::JoinHandle;
 
 use crate::error::{Result, ScanError};
 
-/// Default byte budget of batches decoded ahead of the consumer, over all
-/// files of a scan.
-pub const DEFAULT_READ_AHEAD_BYTES: usize = 32 * 1024 * 1024;
-
 /// The bytes of decoded batches queued ahead of the consumer, shared by
 /// the files of one scan.
 #[derive(Debug)]

@@ -9,10 +9,17 @@
 use std::sync::Arc;
 
 use dar_dv::DvCache;
-use dar_io::TableStore;
+use dar_io::{StorageOptions, TableStore, redact_uri};
 
-use crate::readahead::DEFAULT_READ_AHEAD_BYTES;
-use crate::table::DEFAULT_DV_CACHE_BYTES;
+use crate::error::{Result, ScanError};
+use crate::task::ScanTask;
+
+/// Default byte budget of a table's deletion-vector cache.
+pub const DEFAULT_DV_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Default byte budget of batches decoded ahead of the consumer, over all
+/// files of a scan.
+pub const DEFAULT_READ_AHEAD_BYTES: usize = 32 * 1024 * 1024;
 
 /// Files in flight when a scan does not say: on a remote store every
 /// file's footer should be in flight at once (a request costs a round
@@ -103,5 +110,59 @@ impl ScanRuntime {
     /// The table's store.
     pub fn store(&self) -> &TableStore {
         &self.store
+    }
+
+    /// A runtime for the table at `table_uri` (for example
+    /// [`crate::ScanSpec::table_uri`] of a received spec), opened with
+    /// this machine's `storage` options (credentials, endpoints) and the
+    /// usual environment variables; defaults as [`ScanRuntime::new`].
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::Open`] when the URI or the options do not make a
+    /// store (the URI in the error is redacted).
+    pub fn open(table_uri: &str, storage: StorageOptions) -> Result<Self> {
+        let store = TableStore::open(table_uri, storage).map_err(|source| ScanError::Open {
+            uri: redact_uri(table_uri),
+            source: Box::new(source),
+        })?;
+        Ok(Self::new(store))
+    }
+
+    /// Whether the table-store key `key` lies under the table root.
+    pub(crate) fn is_inside_root(&self, key: &str) -> bool {
+        let root = self.store.root().as_ref();
+        root.is_empty()
+            || key
+                .strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
+
+    /// The store that holds `task`'s data file: the table's, or the one
+    /// configured for the file's other origin. Refuses a file outside the
+    /// table root when paths are confined to it.
+    pub(crate) fn store_for(&self, task: &ScanTask) -> Result<&TableStore> {
+        let outside = || ScanError::OutsideRoot {
+            what: "data file",
+            path: task.log_path.clone(),
+        };
+        match &task.store_origin {
+            None => {
+                if self.confine_to_root && !self.is_inside_root(&task.object_path) {
+                    return Err(outside());
+                }
+                Ok(&self.store)
+            }
+            Some(_) if self.confine_to_root => Err(outside()),
+            Some(origin) => self
+                .other_stores
+                .iter()
+                .find(|(o, _)| o == origin)
+                .map(|(_, s)| s)
+                .ok_or_else(|| ScanError::OtherStore {
+                    path: task.log_path.clone(),
+                    origin: origin.clone(),
+                }),
+        }
     }
 }

@@ -56,7 +56,7 @@ struct Header {
 impl ScanSpec {
     /// The format of specs and tasks this build reads and writes. Raised
     /// whenever [`ScanSpec`] or [`crate::ScanTask`] change shape.
-    pub const FORMAT: u32 = 1;
+    pub const FORMAT: u32 = 2;
 
     /// The table URI (credentials removed), to open the store where the
     /// scan runs.

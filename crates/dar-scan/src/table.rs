@@ -9,10 +9,8 @@ use dar_log::{FileIndexMode, Snapshot};
 
 use crate::builder::ScanBuilder;
 use crate::error::{Result, ScanError};
+use crate::runtime::DEFAULT_DV_CACHE_BYTES;
 use crate::schema::relax_schema;
-
-/// Default byte budget of a table's deletion-vector cache.
-pub const DEFAULT_DV_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Which version of the table to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

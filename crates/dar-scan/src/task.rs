@@ -6,131 +6,20 @@
 //! files share (schema, column mapping, projection, predicate) is said once,
 //! in the scan's [`crate::ScanSpec`]. Another thread, engine or machine can
 //! execute any subset of a plan's tasks with a [`crate::ScanContext`] built
-//! from that spec and its own store.
+//! from that spec and its own store; [`ScanTask::to_bytes`] carries one
+//! there with the format number that [`crate::ScanSpec`] uses.
 
-use arrow_array::Array;
+use dar_dv::DvDescriptor;
 use dar_prune::Scalar;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use serde::{Deserialize, Serialize};
 
-/// A typed partition value in a JSON-friendly form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", content = "value", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum PartitionValue {
-    /// Null.
-    Null,
-    /// `boolean`.
-    Boolean(bool),
-    /// `byte`.
-    Byte(i8),
-    /// `short`.
-    Short(i16),
-    /// `integer`.
-    Integer(i32),
-    /// `long`.
-    Long(i64),
-    /// `float`.
-    Float(f32),
-    /// `double`.
-    Double(f64),
-    /// `decimal(precision, scale)`; the unscaled value as decimal text (an
-    /// i128 does not fit every serde format).
-    Decimal {
-        /// Unscaled value, base 10.
-        unscaled: String,
-        /// Precision.
-        precision: u8,
-        /// Scale.
-        scale: i8,
-    },
-    /// `string`.
-    String(String),
-    /// `binary`.
-    Binary(Vec<u8>),
-    /// `date`: days since 1970-01-01.
-    Date(i32),
-    /// `timestamp`: µs since the epoch, UTC.
-    Timestamp(i64),
-    /// `timestamp_ntz`: µs since 1970-01-01T00:00:00, no zone.
-    TimestampNtz(i64),
-}
-
-impl PartitionValue {
-    /// Element `i` of a typed partition-value array from the file index.
-    pub(crate) fn from_array(array: &dyn Array, i: usize) -> Option<Self> {
-        Some(match Scalar::from_array(array, i)? {
-            Scalar::Null => Self::Null,
-            Scalar::Boolean(v) => Self::Boolean(v),
-            Scalar::Int8(v) => Self::Byte(v),
-            Scalar::Int16(v) => Self::Short(v),
-            Scalar::Int32(v) => Self::Integer(v),
-            Scalar::Int64(v) => Self::Long(v),
-            Scalar::Float32(v) => Self::Float(v),
-            Scalar::Float64(v) => Self::Double(v),
-            Scalar::Decimal128 {
-                value,
-                precision,
-                scale,
-            } => Self::Decimal {
-                unscaled: value.to_string(),
-                precision,
-                scale,
-            },
-            Scalar::Utf8(v) => Self::String(v),
-            Scalar::Binary(v) => Self::Binary(v),
-            Scalar::Date32(v) => Self::Date(v),
-            Scalar::Timestamp(v) => Self::Timestamp(v),
-            Scalar::TimestampNtz(v) => Self::TimestampNtz(v),
-        })
-    }
-
-    /// The value as a `dar-prune` literal (`None`: malformed decimal text).
-    pub fn to_scalar(&self) -> Option<Scalar> {
-        Some(match self {
-            Self::Null => Scalar::Null,
-            Self::Boolean(v) => Scalar::Boolean(*v),
-            Self::Byte(v) => Scalar::Int8(*v),
-            Self::Short(v) => Scalar::Int16(*v),
-            Self::Integer(v) => Scalar::Int32(*v),
-            Self::Long(v) => Scalar::Int64(*v),
-            Self::Float(v) => Scalar::Float32(*v),
-            Self::Double(v) => Scalar::Float64(*v),
-            Self::Decimal {
-                unscaled,
-                precision,
-                scale,
-            } => Scalar::Decimal128 {
-                value: unscaled.parse().ok()?,
-                precision: *precision,
-                scale: *scale,
-            },
-            Self::String(v) => Scalar::Utf8(v.clone()),
-            Self::Binary(v) => Scalar::Binary(v.clone()),
-            Self::Date(v) => Scalar::Date32(*v),
-            Self::Timestamp(v) => Scalar::Timestamp(*v),
-            Self::TimestampNtz(v) => Scalar::TimestampNtz(*v),
-        })
-    }
-}
-
-/// A deletion-vector descriptor, as in the log (protocol §9.1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DvInfo {
-    /// `u`, `p` or `i`.
-    pub storage_type: String,
-    /// The encoded path or inline bitmap.
-    pub path_or_inline_dv: String,
-    /// Byte offset of the record in the DV file.
-    pub offset: Option<i32>,
-    /// Size of the serialized bitmap.
-    pub size_in_bytes: i32,
-    /// Number of deleted rows.
-    pub cardinality: i64,
-}
+use crate::error::{Result, ScanError};
+use crate::spec::{ScanSpec, producer};
 
 /// One run of a row selection: `rows` rows selected or skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SelectionRun {
     /// Skip (true) or select (false).
     pub skip: bool,
@@ -140,6 +29,7 @@ pub struct SelectionRun {
 
 /// Which parts of a file to read, after row-group, page and DV pruning.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FileAccess {
     /// Row groups to read, ascending.
     pub row_groups: Vec<usize>,
@@ -186,6 +76,7 @@ impl FileAccess {
 
 /// One data file of a [`crate::ScanPlan`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ScanTask {
     /// Object-store key of the data file.
     pub object_path: String,
@@ -201,13 +92,22 @@ pub struct ScanTask {
     pub size: Option<u64>,
     /// `numRecords` from the stats (physical rows, DV rows included).
     pub num_records: Option<u64>,
-    /// Partition values by logical column name, in partition-column order.
-    pub partition_values: Vec<(String, PartitionValue)>,
+    /// Typed partition values by logical column name, in partition-column
+    /// order.
+    pub partition_values: Vec<(String, Scalar)>,
     /// The file's deletion vector.
-    pub deletion_vector: Option<DvInfo>,
+    pub deletion_vector: Option<DvDescriptor>,
     /// Row groups and rows to read, once resolved (see
     /// [`crate::ScanPlan::resolve`]); `None` prunes while executing.
     pub access: Option<FileAccess>,
+}
+
+/// A task as bytes: the format header of [`ScanSpec`], then the task.
+#[derive(Serialize, Deserialize)]
+struct Encoded<T> {
+    format: u32,
+    producer: String,
+    task: T,
 }
 
 impl ScanTask {
@@ -217,16 +117,48 @@ impl ScanTask {
         let deleted = self
             .deletion_vector
             .as_ref()
-            .map_or(0, |d| u64::try_from(d.cardinality).unwrap_or(0));
+            .map_or(0, DvDescriptor::cardinality);
         self.num_records.map(|n| n.saturating_sub(deleted))
     }
 
     /// The partition value of logical column `name`.
-    pub fn partition_value(&self, name: &str) -> Option<&PartitionValue> {
+    pub fn partition_value(&self, name: &str) -> Option<&Scalar> {
         self.partition_values
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v)
+    }
+
+    /// The task as bytes (JSON), with the format number of
+    /// [`ScanSpec::FORMAT`] and this build's version.
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::Spec`] if serialization fails.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let encoded = Encoded {
+            format: ScanSpec::FORMAT,
+            producer: producer(),
+            task: self,
+        };
+        serde_json::to_vec(&encoded).map_err(|e| ScanError::Spec {
+            reason: e.to_string(),
+        })
+    }
+
+    /// A task from [`ScanTask::to_bytes`].
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::SpecFormat`] for bytes of another format (another dar
+    /// version), [`ScanError::Spec`] for bytes that do not parse.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        ScanSpec::check_format(bytes)?;
+        let encoded: Encoded<Self> =
+            serde_json::from_slice(bytes).map_err(|e| ScanError::Spec {
+                reason: e.to_string(),
+            })?;
+        Ok(encoded.task)
     }
 }
 
@@ -234,9 +166,8 @@ impl ScanTask {
 mod tests {
     use super::*;
 
-    #[test]
-    fn task_round_trips_through_json() {
-        let task = ScanTask {
+    pub(crate) fn task() -> ScanTask {
+        ScanTask {
             object_path: "t/part-0.parquet".into(),
             store_origin: None,
             log_path: "part-0.parquet".into(),
@@ -245,21 +176,16 @@ mod tests {
             partition_values: vec![
                 (
                     "d".into(),
-                    PartitionValue::Decimal {
-                        unscaled: "-12345678901234567890123".into(),
+                    Scalar::Decimal128 {
+                        value: -12_345_678_901_234_567_890_123,
                         precision: 38,
                         scale: 3,
                     },
                 ),
-                ("s".into(), PartitionValue::Null),
+                ("f".into(), Scalar::Float64(f64::NAN)),
+                ("s".into(), Scalar::Null),
             ],
-            deletion_vector: Some(DvInfo {
-                storage_type: "i".into(),
-                path_or_inline_dv: "abc".into(),
-                offset: None,
-                size_in_bytes: 4,
-                cardinality: 2,
-            }),
+            deletion_vector: Some(DvDescriptor::try_new("i", "abc", None, 4, 2).unwrap()),
             access: Some(FileAccess {
                 row_groups: vec![0, 2],
                 selection: Some(vec![SelectionRun {
@@ -267,15 +193,36 @@ mod tests {
                     rows: 3,
                 }]),
             }),
-        };
-        let json = serde_json::to_string(&task).unwrap();
-        let back: ScanTask = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, task);
+        }
+    }
+
+    #[test]
+    fn task_round_trips_through_bytes() {
+        let task = task();
+        let back = ScanTask::from_bytes(&task.to_bytes().unwrap()).unwrap();
+        // NaN is not equal to itself: compare the rest, then the NaN.
+        assert_eq!(back.partition_values[0], task.partition_values[0]);
+        assert!(matches!(back.partition_values[1].1, Scalar::Float64(v) if v.is_nan()));
+        assert_eq!(back.deletion_vector, task.deletion_vector);
+        assert_eq!(back.access, task.access);
         assert_eq!(task.live_rows(), Some(3));
         assert!(matches!(
-            back.partition_value("d")
-                .and_then(PartitionValue::to_scalar),
+            back.partition_value("d"),
             Some(Scalar::Decimal128 { scale: 3, .. })
         ));
+    }
+
+    #[test]
+    fn task_bytes_of_another_format_are_refused_by_number() {
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&task().to_bytes().unwrap()).unwrap();
+        json["format"] = serde_json::json!(ScanSpec::FORMAT + 1);
+        let err = ScanTask::from_bytes(json.to_string().as_bytes()).unwrap_err();
+        assert!(matches!(err, ScanError::SpecFormat { .. }), "{err}");
+        let err = ScanTask::from_bytes(b"{\"format\": 2, \"task\": 5}").unwrap_err();
+        assert!(
+            matches!(err, ScanError::Spec { .. } | ScanError::SpecFormat { .. }),
+            "{err}"
+        );
     }
 }

@@ -54,14 +54,17 @@ pub fn file_json(index: &FileIndex, i: usize) -> Result<JsonObject, ArrowError> 
     for (c, a) in index.partition_columns.iter().zip(&index.partition_values) {
         partitions = partitions.with(&c.name, json_scalar(a, i)?);
     }
-    let dv = index.deletion_vector(i).map(|d| {
-        JsonObject::new()
-            .with("storage_type", d.storage_type)
-            .with("path_or_inline_dv", d.path_or_inline_dv)
-            .with("offset", d.offset)
-            .with("size_in_bytes", d.size_in_bytes)
-            .with("cardinality", d.cardinality)
-    });
+    let dv = index
+        .deletion_vector(i)
+        .map_err(|e| ArrowError::ExternalError(Box::new(e)))?
+        .map(|d| {
+            JsonObject::new()
+                .with("storage_type", d.storage_type().code().to_string())
+                .with("path_or_inline_dv", d.path_or_inline_dv())
+                .with("offset", d.offset())
+                .with("size_in_bytes", d.size_in_bytes())
+                .with("cardinality", d.cardinality())
+        });
     Ok(JsonObject::new()
         .with("path", index.path.value(i))
         .with("object_path", index.object_path.value(i))

@@ -190,7 +190,7 @@ impl Info {
                 .collect(),
             files: index.len(),
             files_with_dv: (0..index.len())
-                .filter(|&i| index.deletion_vector(i).is_some())
+                .filter(|&i| index.dv.key_parts(i).is_some())
                 .count(),
             total_bytes: index
                 .size

@@ -31,7 +31,7 @@ async fn summary(s: &Snapshot) -> Summary {
     let fi = s.file_index().unwrap();
     let mut files: Vec<_> = (0..fi.len())
         .map(|i| {
-            let dv = fi.deletion_vector(i).map(|d| d.unique_id());
+            let dv = fi.deletion_vector(i).unwrap().map(|d| d.unique_id());
             (fi.path.value(i).to_string(), dv)
         })
         .collect();

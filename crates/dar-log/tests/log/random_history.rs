@@ -116,7 +116,8 @@ async fn replayed(log: &TestLog, version: Option<u64>) -> State {
         .map(|i| {
             let id = fi
                 .deletion_vector(i)
-                .map(|d| d.path_or_inline_dv[2..].parse::<u32>().unwrap());
+                .unwrap()
+                .map(|d| d.path_or_inline_dv()[2..].parse::<u32>().unwrap());
             (fi.path.value(i).to_string(), id)
         })
         .collect()

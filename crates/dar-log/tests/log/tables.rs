@@ -209,11 +209,11 @@ async fn txns_domains_and_dvs() {
     };
     let s = load(&dir).await.unwrap();
     let index = s.file_index().unwrap();
-    let dv = index.deletion_vector(0).unwrap();
-    assert_eq!(dv.storage_type, "u");
-    assert_eq!(dv.path_or_inline_dv, "vBn[lx{q8@P<9BNH/isA");
+    let dv = index.deletion_vector(0).unwrap().unwrap();
+    assert_eq!(dv.storage_type(), dar_dv::StorageType::UuidRelative);
+    assert_eq!(dv.path_or_inline_dv(), "vBn[lx{q8@P<9BNH/isA");
     assert_eq!(
-        (dv.offset, dv.size_in_bytes, dv.cardinality),
+        (dv.offset(), dv.size_in_bytes(), dv.cardinality()),
         (Some(1), 36, 2)
     );
 }

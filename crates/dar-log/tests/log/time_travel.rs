@@ -189,7 +189,7 @@ fn file_set(s: &Snapshot) -> BTreeSet<(String, Option<String>, i64)> {
         .map(|i| {
             (
                 fi.path.value(i).to_string(),
-                fi.deletion_vector(i).map(|d| d.unique_id()),
+                fi.deletion_vector(i).unwrap().map(|d| d.unique_id()),
                 fi.size.value(i),
             )
         })

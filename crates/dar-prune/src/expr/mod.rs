@@ -20,6 +20,7 @@ mod depth;
 mod display;
 mod path;
 mod scalar;
+mod scalar_wire;
 
 pub use builder::{col, lit};
 pub use depth::MAX_EXPR_DEPTH;

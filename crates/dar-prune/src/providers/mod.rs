@@ -13,7 +13,7 @@ mod table;
 
 pub use access::{AccessPlan, RowGroupAccess};
 pub use file::{FileStatistics, FileStatisticsBuilder};
-pub use page::page_access_plan;
-pub use parquet_columns::predicate_projection;
+pub use page::{page_access_plan, page_access_plan_with};
+pub use parquet_columns::{ParquetColumn, ParquetColumns, predicate_projection};
 pub use row_group::{RowGroupStatistics, access_plan};
 pub use table::StatisticsTable;

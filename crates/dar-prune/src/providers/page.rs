@@ -26,14 +26,13 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, UInt32Array, UInt64Array};
-use arrow_schema::Schema;
 use arrow_select::take::take;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::file::metadata::ParquetMetaData;
 
 use super::access::{AccessPlan, RowGroupAccess};
-use super::parquet_columns::{FileColumn, file_schema, locate};
+use super::parquet_columns::{ParquetColumn, ParquetColumns};
 use super::table::StatisticsTable;
 use crate::predicate::Predicate;
 use crate::pruning::PruningMetrics;
@@ -47,27 +46,27 @@ struct ColumnPages {
 }
 
 /// Prunes the pages of row group `row_group` of a file whose `metadata`
-/// includes the page index. Without a page index (or for an out-of-range
-/// row group) the answer is [`RowGroupAccess::Scan`].
+/// includes the page index, columns found by name. Without a page index
+/// (or for an out-of-range row group) the answer is [`RowGroupAccess::Scan`].
 pub fn page_access_plan(
     predicate: &Predicate,
     metadata: &ParquetMetaData,
     row_group: usize,
 ) -> (RowGroupAccess, PruningMetrics) {
-    pages_of(
+    page_access_plan_with(
         predicate,
         metadata,
-        file_schema(metadata).as_ref(),
+        &ParquetColumns::by_name(metadata),
         row_group,
     )
 }
 
-/// [`page_access_plan`] with the file's Arrow schema already derived, so
-/// that refining many row groups converts the Parquet schema once.
-fn pages_of(
+/// [`page_access_plan`] with each column read where `columns` says it
+/// lives (resolved once per file for row-group and page pruning alike).
+pub fn page_access_plan_with(
     predicate: &Predicate,
     metadata: &ParquetMetaData,
-    schema: Option<&Schema>,
+    resolved: &ParquetColumns,
     row_group: usize,
 ) -> (RowGroupAccess, PruningMetrics) {
     let Some(rg) = metadata.row_groups().get(row_group) else {
@@ -82,14 +81,14 @@ fn pages_of(
     let mut columns = Vec::new();
     let mut absent = Vec::new();
     for (path, _) in predicate.columns() {
-        match locate(metadata, schema, path) {
-            FileColumn::Leaf { index, field } => {
+        match resolved.locate(metadata, path) {
+            ParquetColumn::Leaf { index, field } => {
                 if let Some(pages) = column_pages(metadata, row_group, rows, index, &field) {
                     columns.push((path.clone(), pages));
                 }
             }
-            FileColumn::Absent => absent.push(path.clone()),
-            FileColumn::Unknown => {}
+            ParquetColumn::Absent => absent.push(path.clone()),
+            ParquetColumn::Unknown => {}
         }
     }
     if columns.is_empty() && absent.is_empty() {
@@ -227,12 +226,12 @@ fn column_pages(
 pub(super) fn refine(
     predicate: &Predicate,
     metadata: &ParquetMetaData,
-    schema: Option<&Schema>,
+    columns: &ParquetColumns,
     plan: &mut AccessPlan,
 ) {
     for (i, access) in plan.row_groups.iter_mut().enumerate() {
         if *access == RowGroupAccess::Scan {
-            let (refined, metrics) = pages_of(predicate, metadata, schema, i);
+            let (refined, metrics) = page_access_plan_with(predicate, metadata, columns, i);
             plan.page_metrics.merge(&metrics);
             *access = refined;
         }

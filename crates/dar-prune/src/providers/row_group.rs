@@ -5,12 +5,11 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, UInt64Array};
-use arrow_schema::Schema;
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::access::{AccessPlan, RowGroupAccess};
-use super::parquet_columns::{FileColumn, file_schema, locate};
+use super::parquet_columns::{ParquetColumn, ParquetColumns};
 use crate::expr::ColumnPath;
 use crate::predicate::Predicate;
 use crate::stats::{BoundsSemantics, ColumnStatistics, StatisticsProvider};
@@ -18,18 +17,33 @@ use crate::stats::{BoundsSemantics, ColumnStatistics, StatisticsProvider};
 /// The row groups of one Parquet file as pruning containers.
 ///
 /// Column paths are looked up by name in the file (physical names when the
-/// table uses column mapping). A column the file lacks is NULL in every row.
+/// table uses column mapping), or where the caller resolved them
+/// ([`RowGroupStatistics::with_columns`]). A column the file lacks is NULL
+/// in every row.
 #[derive(Debug)]
 pub struct RowGroupStatistics<'a> {
     metadata: &'a ParquetMetaData,
-    schema: Option<Schema>,
+    columns: std::borrow::Cow<'a, ParquetColumns>,
     /// Rows per row group, shared by every column's statistics.
     rows: ArrayRef,
 }
 
 impl<'a> RowGroupStatistics<'a> {
-    /// Statistics of every row group of `metadata`.
+    /// Statistics of every row group of `metadata`, columns found by name.
     pub fn new(metadata: &'a ParquetMetaData) -> Self {
+        Self::build(
+            metadata,
+            std::borrow::Cow::Owned(ParquetColumns::by_name(metadata)),
+        )
+    }
+
+    /// Statistics of every row group of `metadata`, each column read where
+    /// `columns` says it lives.
+    pub fn with_columns(metadata: &'a ParquetMetaData, columns: &'a ParquetColumns) -> Self {
+        Self::build(metadata, std::borrow::Cow::Borrowed(columns))
+    }
+
+    fn build(metadata: &'a ParquetMetaData, columns: std::borrow::Cow<'a, ParquetColumns>) -> Self {
         let counts: UInt64Array = metadata
             .row_groups()
             .iter()
@@ -37,7 +51,7 @@ impl<'a> RowGroupStatistics<'a> {
             .collect();
         Self {
             metadata,
-            schema: file_schema(metadata),
+            columns,
             rows: Arc::new(counts),
         }
     }
@@ -53,10 +67,10 @@ impl StatisticsProvider for RowGroupStatistics<'_> {
         let base = ColumnStatistics::unknown()
             .with_semantics(BoundsSemantics::parquet())
             .with_row_count(rows.clone());
-        let (index, field) = match locate(self.metadata, self.schema.as_ref(), column) {
-            FileColumn::Leaf { index, field } => (index, field),
-            FileColumn::Absent => return base.with_null_count(rows),
-            FileColumn::Unknown => return ColumnStatistics::unknown(),
+        let (index, field) = match self.columns.locate(self.metadata, column) {
+            ParquetColumn::Leaf { index, field } => (index, field),
+            ParquetColumn::Absent => return base.with_null_count(rows),
+            ParquetColumn::Unknown => return ColumnStatistics::unknown(),
         };
         let descr = self.metadata.file_metadata().schema_descr();
         let Ok(converter) = StatisticsConverter::from_column_index(index, &field, descr) else {
@@ -88,6 +102,6 @@ pub fn access_plan(predicate: &Predicate, metadata: &ParquetMetaData) -> AccessP
         row_group_metrics: outcome.metrics,
         page_metrics: Default::default(),
     };
-    super::page::refine(predicate, metadata, stats.schema.as_ref(), &mut plan);
+    super::page::refine(predicate, metadata, &stats.columns, &mut plan);
     plan
 }

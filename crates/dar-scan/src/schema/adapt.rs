@@ -24,95 +24,225 @@ use arrow_array::cast::AsArray;
 use arrow_array::{
     Array, ArrayRef, ListArray, MapArray, StructArray, TimestampMicrosecondArray, new_null_array,
 };
-use arrow_schema::{DataType, Field, FieldRef, TimeUnit};
+use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
 use dar_log::schema::ColumnMappingMode;
 
-use super::mapping::find_field;
+use super::mapping::FieldLookup;
 use crate::error::{Result, ScanError};
 
-/// Context of one adaptation: the file and the mapping mode.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Adapter<'a> {
-    /// The data file's object path, for errors.
-    pub path: &'a str,
-    /// The table's column-mapping mode.
-    pub mode: ColumnMappingMode,
+/// How one file column becomes one logical column, decided once per file
+/// from the two types (the table above); applying it to a batch's array
+/// only indexes, recurses and casts.
+#[derive(Debug)]
+pub(crate) enum ColumnPlan {
+    /// The file stores the table's type: the array as is.
+    Keep,
+    /// The table's type is `void`: nulls of it.
+    Nulls(DataType),
+    /// A struct: each table child from a file child (by index), or nulls
+    /// when the file lacks it.
+    Struct {
+        fields: Fields,
+        children: Vec<Option<(usize, ColumnPlan)>>,
+    },
+    /// A list: its values adapted.
+    List {
+        element: FieldRef,
+        values: Box<ColumnPlan>,
+    },
+    /// A large list: offsets narrowed to a list first.
+    NarrowList {
+        narrowed: DataType,
+        list: Box<ColumnPlan>,
+    },
+    /// A map: keys and values adapted (positionally: writers name them
+    /// `key`/`value` or `keys`/`values`).
+    Map {
+        entries: FieldRef,
+        kv: Fields,
+        sorted: bool,
+        key: Box<ColumnPlan>,
+        value: Box<ColumnPlan>,
+    },
+    /// A timestamp of another unit (or INT96) to microseconds.
+    Micros {
+        unit: TimeUnit,
+        tz: Option<Arc<str>>,
+        column: Arc<str>,
+    },
+    /// A leaf cast that reads the stored values exactly.
+    Cast { to: DataType, column: Arc<str> },
 }
 
-impl Adapter<'_> {
-    /// The logical columns `targets` from a decoded file batch with
-    /// `columns` / `fields`; absent columns are nulls of `rows` rows.
-    pub(crate) fn columns(
-        &self,
-        fields: &arrow_schema::Fields,
-        columns: &[ArrayRef],
-        targets: &[FieldRef],
-        rows: usize,
-    ) -> Result<Vec<ArrayRef>> {
-        targets
-            .iter()
-            .map(|t| match find_field(t, fields, self.mode) {
-                Some(i) => self.array(t.name(), &columns[i], t),
-                None => Ok(new_null_array(t.data_type(), rows)),
-            })
-            .collect()
+/// A file column's type that the table's type cannot be read from.
+fn mismatch(path: &str, column: &str, from: &DataType, to: &DataType) -> ScanError {
+    ScanError::SchemaMismatch {
+        path: path.to_string(),
+        column: column.to_string(),
+        found: from.to_string(),
+        expected: to.to_string(),
     }
+}
 
-    /// `array` (as the file stores it) as `target`'s type; `column` is the
-    /// logical path so far, for errors.
-    pub(crate) fn array(&self, column: &str, array: &ArrayRef, target: &Field) -> Result<ArrayRef> {
+impl ColumnPlan {
+    /// The plan that reads `target` from a file column of type `from`;
+    /// `column` is the logical path so far and `path` the data file, for
+    /// errors (a type that cannot be read is [`ScanError::SchemaMismatch`]).
+    pub(crate) fn new(
+        path: &str,
+        column: &str,
+        from: &DataType,
+        target: &Field,
+        mode: ColumnMappingMode,
+    ) -> Result<Self> {
         let to = target.data_type();
-        let from = array.data_type();
         if from == to {
-            return Ok(Arc::clone(array));
+            return Ok(Self::Keep);
         }
-        match (from, to) {
-            (_, DataType::Null) => Ok(new_null_array(to, array.len())),
-            (DataType::Struct(_), DataType::Struct(targets)) => {
-                let s = array.as_struct();
+        Ok(match (from, to) {
+            (_, DataType::Null) => Self::Nulls(to.clone()),
+            (DataType::Struct(file), DataType::Struct(targets)) => {
+                let lookup = FieldLookup::new(file, mode);
                 let children = targets
                     .iter()
-                    .map(|t| match find_field(t, s.fields(), self.mode) {
-                        Some(i) => self.array(&format!("{column}.{}", t.name()), s.column(i), t),
-                        None => Ok(new_null_array(t.data_type(), s.len())),
+                    .map(|t| {
+                        lookup
+                            .find(t)
+                            .map(|i| {
+                                let name = format!("{column}.{}", t.name());
+                                Self::new(path, &name, file[i].data_type(), t, mode).map(|p| (i, p))
+                            })
+                            .transpose()
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let out = StructArray::try_new(targets.clone(), children, s.nulls().cloned())
-                    .map_err(|e| ScanError::arrow("assembling a struct column", self.path, e))?;
+                Self::Struct {
+                    fields: targets.clone(),
+                    children,
+                }
+            }
+            (DataType::List(file), DataType::List(element)) => Self::List {
+                element: Arc::clone(element),
+                values: Box::new(Self::new(
+                    path,
+                    &format!("{column}.element"),
+                    file.data_type(),
+                    element,
+                    mode,
+                )?),
+            },
+            (DataType::LargeList(_), DataType::List(_)) => {
+                let narrowed = DataType::List(large_element(from));
+                Self::NarrowList {
+                    list: Box::new(Self::new(path, column, &narrowed, target, mode)?),
+                    narrowed,
+                }
+            }
+            (DataType::Map(file_entries, _), DataType::Map(entries, sorted)) => {
+                let (DataType::Struct(file_kv), DataType::Struct(kv)) =
+                    (file_entries.data_type(), entries.data_type())
+                else {
+                    return Err(mismatch(path, column, from, to));
+                };
+                if kv.len() != 2 || file_kv.len() != 2 {
+                    return Err(mismatch(path, column, from, to));
+                }
+                let key = Self::new(
+                    path,
+                    &format!("{column}.key"),
+                    file_kv[0].data_type(),
+                    &kv[0],
+                    mode,
+                )?;
+                let value = Self::new(
+                    path,
+                    &format!("{column}.value"),
+                    file_kv[1].data_type(),
+                    &kv[1],
+                    mode,
+                )?;
+                Self::Map {
+                    entries: Arc::clone(entries),
+                    kv: kv.clone(),
+                    sorted: *sorted,
+                    key: Box::new(key),
+                    value: Box::new(value),
+                }
+            }
+            (DataType::Timestamp(unit, _), DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
+                Self::Micros {
+                    unit: *unit,
+                    tz: tz.clone(),
+                    column: column.into(),
+                }
+            }
+            (DataType::Dictionary(_, values), _) if leaf_cast_allowed(values, to) => Self::Cast {
+                to: to.clone(),
+                column: column.into(),
+            },
+            _ if leaf_cast_allowed(from, to) => Self::Cast {
+                to: to.clone(),
+                column: column.into(),
+            },
+            _ => return Err(mismatch(path, column, from, to)),
+        })
+    }
+
+    /// `array` (a batch's column as the file stores it) as the table's
+    /// column; `path` names the data file in errors.
+    pub(crate) fn apply(&self, path: &str, array: &ArrayRef) -> Result<ArrayRef> {
+        let wrong = |what: &str| ScanError::InvalidTask {
+            path: path.to_string(),
+            reason: format!("decoded column is not the {what} its footer declares"),
+        };
+        match self {
+            Self::Keep => Ok(Arc::clone(array)),
+            Self::Nulls(t) => Ok(new_null_array(t, array.len())),
+            Self::Struct { fields, children } => {
+                let s = array.as_struct_opt().ok_or_else(|| wrong("struct"))?;
+                let columns = fields
+                    .iter()
+                    .zip(children)
+                    .map(|(f, child)| match child {
+                        Some((i, plan)) => {
+                            let c = s.columns().get(*i).ok_or_else(|| wrong("struct"))?;
+                            plan.apply(path, c)
+                        }
+                        None => Ok(new_null_array(f.data_type(), s.len())),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let out = StructArray::try_new(fields.clone(), columns, s.nulls().cloned())
+                    .map_err(|e| ScanError::arrow("assembling a struct column", path, e))?;
                 Ok(Arc::new(out))
             }
-            (DataType::List(_), DataType::List(element)) => {
-                let l = array.as_list::<i32>();
-                let values =
-                    self.array(&format!("{column}.element"), l.values(), element.as_ref())?;
+            Self::List { element, values } => {
+                let l = array.as_list_opt::<i32>().ok_or_else(|| wrong("list"))?;
+                let values = values.apply(path, l.values())?;
                 let out = ListArray::try_new(
                     Arc::clone(element),
                     l.offsets().clone(),
                     values,
                     l.nulls().cloned(),
                 )
-                .map_err(|e| ScanError::arrow("assembling a list column", self.path, e))?;
+                .map_err(|e| ScanError::arrow("assembling a list column", path, e))?;
                 Ok(Arc::new(out))
             }
-            (DataType::LargeList(_), DataType::List(_)) => {
-                let cast = arrow_cast::cast(array, &DataType::List(large_element(from)))
-                    .map_err(|e| ScanError::arrow("narrowing list offsets", self.path, e))?;
-                self.array(column, &cast, target)
+            Self::NarrowList { narrowed, list } => {
+                let cast = arrow_cast::cast(array, narrowed)
+                    .map_err(|e| ScanError::arrow("narrowing list offsets", path, e))?;
+                list.apply(path, &cast)
             }
-            (DataType::Map(_, _), DataType::Map(entries, sorted)) => {
-                let m = array.as_map();
-                let DataType::Struct(kv) = entries.data_type() else {
-                    return Err(self.mismatch(column, from, to));
-                };
-                if kv.len() != 2 || m.entries().num_columns() != 2 {
-                    return Err(self.mismatch(column, from, to));
-                }
-                // Key and value are positional: writers name them
-                // `key`/`value` or `keys`/`values`.
-                let key = self.array(&format!("{column}.key"), m.keys(), &kv[0])?;
-                let value = self.array(&format!("{column}.value"), m.values(), &kv[1])?;
-                let entries_array = StructArray::try_new(kv.clone(), vec![key, value], None)
-                    .map_err(|e| ScanError::arrow("assembling map entries", self.path, e))?;
+            Self::Map {
+                entries,
+                kv,
+                sorted,
+                key,
+                value,
+            } => {
+                let m = array.as_map_opt().ok_or_else(|| wrong("map"))?;
+                let keys = key.apply(path, m.keys())?;
+                let values = value.apply(path, m.values())?;
+                let entries_array = StructArray::try_new(kv.clone(), vec![keys, values], None)
+                    .map_err(|e| ScanError::arrow("assembling map entries", path, e))?;
                 let out = MapArray::try_new(
                     Arc::clone(entries),
                     m.offsets().clone(),
@@ -120,78 +250,75 @@ impl Adapter<'_> {
                     m.nulls().cloned(),
                     *sorted,
                 )
-                .map_err(|e| ScanError::arrow("assembling a map column", self.path, e))?;
+                .map_err(|e| ScanError::arrow("assembling a map column", path, e))?;
                 Ok(Arc::new(out))
             }
-            (DataType::Timestamp(unit, _), DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
-                self.timestamp_to_micros(column, array, *unit, tz.clone())
+            Self::Micros { unit, tz, column } => {
+                timestamp_to_micros(path, column, array, *unit, tz.clone())
             }
-            (DataType::Dictionary(_, values), _) if leaf_cast_allowed(values, to) => {
-                self.cast(column, array, to)
+            Self::Cast { to, column } => {
+                let options = arrow_cast::CastOptions {
+                    safe: false,
+                    ..Default::default()
+                };
+                arrow_cast::cast_with_options(array, to, &options).map_err(|e| {
+                    ScanError::arrow(
+                        "casting a column to the table type",
+                        format!("{path} (column {column})"),
+                        e,
+                    )
+                })
             }
-            _ if leaf_cast_allowed(from, to) => self.cast(column, array, to),
-            _ => Err(self.mismatch(column, from, to)),
         }
     }
+}
 
-    /// Unit normalization by arithmetic on the stored instants: the zone
-    /// is a label here (INT96 and `timestamp_ntz` files carry none), and
-    /// Arrow's cast would resolve zone names, which needs `chrono-tz`.
-    fn timestamp_to_micros(
-        &self,
-        column: &str,
-        array: &ArrayRef,
-        unit: TimeUnit,
-        tz: Option<Arc<str>>,
-    ) -> Result<ArrayRef> {
-        use arrow_array::types::{
-            TimestampMicrosecondType as Us, TimestampMillisecondType as Ms,
-            TimestampNanosecondType as Ns, TimestampSecondType as S,
-        };
-        let overflow = || ScanError::SchemaMismatch {
-            path: self.path.to_string(),
-            column: column.to_string(),
-            found: format!("{} (value out of range)", array.data_type()),
-            expected: "timestamp in microseconds".to_string(),
-        };
-        let values: TimestampMicrosecondArray = match unit {
-            TimeUnit::Second => array
-                .as_primitive::<S>()
-                .try_unary(|v| v.checked_mul(1_000_000).ok_or(()))
-                .map_err(|()| overflow())?,
-            TimeUnit::Millisecond => array
-                .as_primitive::<Ms>()
-                .try_unary(|v| v.checked_mul(1_000).ok_or(()))
-                .map_err(|()| overflow())?,
-            TimeUnit::Microsecond => array.as_primitive::<Us>().reinterpret_cast(),
-            // Floor, as Spark does, so instants before 1970 round down.
-            TimeUnit::Nanosecond => array.as_primitive::<Ns>().unary(|v| v.div_euclid(1_000)),
-        };
-        Ok(Arc::new(values.with_timezone_opt(tz)))
-    }
-
-    fn cast(&self, column: &str, array: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
-        let options = arrow_cast::CastOptions {
-            safe: false,
-            ..Default::default()
-        };
-        arrow_cast::cast_with_options(array, to, &options).map_err(|e| {
-            ScanError::arrow(
-                "casting a column to the table type",
-                format!("{} (column {column})", self.path),
-                e,
-            )
-        })
-    }
-
-    fn mismatch(&self, column: &str, from: &DataType, to: &DataType) -> ScanError {
-        ScanError::SchemaMismatch {
-            path: self.path.to_string(),
-            column: column.to_string(),
-            found: from.to_string(),
-            expected: to.to_string(),
-        }
-    }
+/// Unit normalization by arithmetic on the stored instants: the zone
+/// is a label here (INT96 and `timestamp_ntz` files carry none), and
+/// Arrow's cast would resolve zone names, which needs `chrono-tz`.
+fn timestamp_to_micros(
+    path: &str,
+    column: &str,
+    array: &ArrayRef,
+    unit: TimeUnit,
+    tz: Option<Arc<str>>,
+) -> Result<ArrayRef> {
+    use arrow_array::types::{
+        TimestampMicrosecondType as Us, TimestampMillisecondType as Ms,
+        TimestampNanosecondType as Ns, TimestampSecondType as S,
+    };
+    let overflow = || ScanError::SchemaMismatch {
+        path: path.to_string(),
+        column: column.to_string(),
+        found: format!("{} (value out of range)", array.data_type()),
+        expected: "timestamp in microseconds".to_string(),
+    };
+    let wrong = || ScanError::InvalidTask {
+        path: path.to_string(),
+        reason: format!("decoded column '{column}' is not the timestamp its footer declares"),
+    };
+    let values: TimestampMicrosecondArray = match unit {
+        TimeUnit::Second => array
+            .as_primitive_opt::<S>()
+            .ok_or_else(wrong)?
+            .try_unary(|v| v.checked_mul(1_000_000).ok_or(()))
+            .map_err(|()| overflow())?,
+        TimeUnit::Millisecond => array
+            .as_primitive_opt::<Ms>()
+            .ok_or_else(wrong)?
+            .try_unary(|v| v.checked_mul(1_000).ok_or(()))
+            .map_err(|()| overflow())?,
+        TimeUnit::Microsecond => array
+            .as_primitive_opt::<Us>()
+            .ok_or_else(wrong)?
+            .reinterpret_cast(),
+        // Floor, as Spark does, so instants before 1970 round down.
+        TimeUnit::Nanosecond => array
+            .as_primitive_opt::<Ns>()
+            .ok_or_else(wrong)?
+            .unary(|v| v.div_euclid(1_000)),
+    };
+    Ok(Arc::new(values.with_timezone_opt(tz)))
 }
 
 fn large_element(t: &DataType) -> FieldRef {
@@ -253,31 +380,33 @@ mod tests {
 
     use super::*;
 
-    fn adapter() -> Adapter<'static> {
-        Adapter {
-            path: "f.parquet",
-            mode: ColumnMappingMode::None,
-        }
+    /// `a` read as `target` through a plan built from the two types.
+    fn read(column: &str, a: &ArrayRef, target: &Field) -> Result<ArrayRef> {
+        ColumnPlan::new(
+            "f.parquet",
+            column,
+            a.data_type(),
+            target,
+            ColumnMappingMode::None,
+        )?
+        .apply("f.parquet", a)
     }
 
     #[test]
     fn widening_and_units() {
         let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None, Some(-3)]));
-        let out = adapter()
-            .array("x", &a, &Field::new("x", DataType::Int64, true))
-            .unwrap();
+        let out = read("x", &a, &Field::new("x", DataType::Int64, true)).unwrap();
         assert_eq!(
             out.as_primitive::<arrow_array::types::Int64Type>().value(2),
             -3
         );
         let d: ArrayRef = Arc::new(Date32Array::from(vec![1]));
-        let out = adapter()
-            .array(
-                "d",
-                &d,
-                &Field::new("d", DataType::Timestamp(TimeUnit::Microsecond, None), true),
-            )
-            .unwrap();
+        let out = read(
+            "d",
+            &d,
+            &Field::new("d", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+        )
+        .unwrap();
         assert_eq!(
             out.as_primitive::<arrow_array::types::TimestampMicrosecondType>()
                 .value(0),
@@ -285,9 +414,7 @@ mod tests {
         );
         let ns: ArrayRef = Arc::new(TimestampNanosecondArray::from(vec![1_234_000]));
         let to = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
-        let out = adapter()
-            .array("t", &ns, &Field::new("t", to.clone(), true))
-            .unwrap();
+        let out = read("t", &ns, &Field::new("t", to.clone(), true)).unwrap();
         assert_eq!(out.data_type(), &to);
         assert_eq!(
             out.as_primitive::<arrow_array::types::TimestampMicrosecondType>()
@@ -299,9 +426,7 @@ mod tests {
     #[test]
     fn mismatch_names_file_and_column() {
         let s: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
-        let err = adapter()
-            .array("x", &s, &Field::new("x", DataType::Int64, true))
-            .unwrap_err();
+        let err = read("x", &s, &Field::new("x", DataType::Int64, true)).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("f.parquet") && msg.contains("'x'"), "{msg}");
         assert!(!leaf_cast_allowed(&DataType::Int64, &DataType::Int32));
@@ -344,7 +469,7 @@ mod tests {
             true,
         );
         let a: ArrayRef = Arc::new(file);
-        let out = adapter().array("s", &a, &target).unwrap();
+        let out = read("s", &a, &target).unwrap();
         let s = out.as_struct();
         assert_eq!(s.column(0).as_string::<i32>().value(1), "y");
         assert_eq!(s.column(1).null_count(), 2);

@@ -14,6 +14,8 @@
 //! ```
 
 pub(crate) mod adapt;
+pub(crate) mod batch_plan;
+pub(crate) mod column_map;
 pub(crate) mod mapping;
 pub(crate) mod nullability;
 pub(crate) mod partitions;

@@ -49,8 +49,9 @@ fn check_level(
     }
     if let (DataType::Struct(children), Some(s)) = (declared.data_type(), array.as_struct_opt()) {
         let valid = NullBuffer::union(parent, s.logical_nulls().as_ref());
-        for child in children.iter().filter(|c| has_constraint(c)) {
-            if let Some(a) = s.column_by_name(child.name()) {
+        // Adapted structs hold the declared children, in declared order.
+        for (child, a) in children.iter().zip(s.columns()) {
+            if has_constraint(child) {
                 let name = format!("{column}.{}", child.name());
                 check_level(path, &name, child, a.as_ref(), valid.as_ref())?;
             }

@@ -1,66 +1,86 @@
-//! The per-file pipeline: one small typed stage per step.
+//! The per-file chain: each stage is a function of the previous stage's
+//! value that returns the next value.
 //!
 //! ```text
-//!  ScanTask ──► count from the log? (empty projection, no predicate,
-//!     │          numRecords known) ──► row-count batches, no I/O
-//!     ├──────► partition-only conjuncts false for its values? ──► no I/O
+//!  ScanTask
+//!     │ open::FileToOpen::new        partition values typed once
 //!     ▼
-//!  footer::Footer::load           1 request (size from the log), cached;
-//!     │                           on remote stores with the page index
-//!     │                           (TailHint) and beside the DV (DvFiles)
+//!  FileToOpen ──decide──► Count(rows) (log knows it) │ Skip (partition-
+//!     │                   only conjuncts false) │ Open
+//!     │ footer::FooterRead::load     1 request (size from the log),
+//!     ▼                              cached; Arrow schema derived once;
+//!  FooterRead                        ColumnMap: every table column
+//!     │                              resolved once (by id/name/case)
+//!     │ row_groups::RowGroups::prune footer stats of the resolved leaves
 //!     ▼
-//!  row_groups::RowGroupPlan       footer stats, physical predicate
+//!  RowGroups
+//!     │ pages::prune                 page index only if it pays off;
+//!     ▼                              returns a new FooterRead with it
+//!  (FooterRead, RowGroups)
+//!     │ dv::load                     DvCache, one read per DV file
+//!     │ selection::intersect         one RowSelection (DV rows absolute)
 //!     ▼
-//!  pages::prune_pages             page index only if a predicate column
-//!     │                           has one in a kept row group
-//!     ▼
-//!  dv::load                       DvCache (skipped if nothing is left)
-//!     ▼
-//!  selection::intersect           one RowSelection (DV rows absolute)
-//!     ▼                           = FileAccess (plain data on the task)
-//!  decode::stream                 parquet async reader + RowFilter,
-//!                                 adapt, partitions, residual, projection
+//!  FileAccess (plain data; a resolved task carries it and skips to here)
+//!     │ decode::stream               BatchPlan decided once per file:
+//!     ▼                              per batch only indexing and casts
+//!  Stream<RecordBatch>
 //! ```
 //!
-//! A task that already carries its [`FileAccess`] (resolved by
-//! [`crate::ScanPlan::resolve`]) goes from the footer straight to decoding.
+//! What the stages read comes in as plain references: the spec-derived
+//! [`ScanState`](crate::state::ScanState), the machine's
+//! [`ScanRuntime`](crate::runtime::ScanRuntime), and the scan's live state
+//! ([`LiveScan`](crate::live::LiveScan)); this module only chains them.
 
 pub(crate) mod decode;
 pub(crate) mod dv;
 pub(crate) mod footer;
+pub(crate) mod open;
 pub(crate) mod pages;
 pub(crate) mod row_groups;
 pub(crate) mod selection;
 
-use arrow_array::{Array, RecordBatch, RecordBatchOptions};
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchOptions};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
-use crate::context::{ScanContext, ScanMode};
+use crate::context::ScanContext;
 use crate::error::{Result, ScanError};
+use crate::state::{ScanMode, ScanState};
 use crate::task::{FileAccess, ScanTask};
-use footer::Footer;
-use row_groups::RowGroupPlan;
+use footer::FooterRead;
+use open::{Decision, FileToOpen};
+use row_groups::RowGroups;
 
-/// Runs stages 1-6: the footer and what to read of the file.
-pub(crate) async fn plan_file(ctx: &ScanContext, task: &ScanTask) -> Result<(Footer, FileAccess)> {
+/// A file's batches.
+pub(crate) type Batches = BoxStream<'static, Result<RecordBatch>>;
+
+/// Stages 1-6: the footer, and what to read of the file.
+pub(crate) async fn plan(ctx: &ScanContext, file: FileToOpen) -> Result<(FooterRead, FileAccess)> {
+    let (state, runtime, live) = ctx.parts();
+    let task = Arc::clone(&file.task);
     // The DV is fetched in the footer's round when the log gives the row
     // count it is checked against, unless row-group statistics might make
     // it unneeded on a store where a wasted read is cheaper than a round.
     let early_dv = match (&task.deletion_vector, task.num_records, &task.access) {
         (Some(_), Some(rows), None)
-            if ctx.physical_predicate().is_none() || ctx.store_for(task)?.backend().is_remote() =>
+            if state.pruning_predicate().is_none()
+                || runtime.store_for(&task)?.backend().is_remote() =>
         {
             Some(rows)
         }
         _ => None,
     };
-    let (mut footer, early) = match early_dv {
+    let (footer, early) = match early_dv {
         Some(rows) => {
-            let (footer, dv) = futures::join!(Footer::load(ctx, task), dv::load(ctx, task, rows));
+            let (footer, dv) = futures::join!(
+                FooterRead::load(file, state, runtime, live),
+                dv::load(&task, rows, runtime, live)
+            );
             (footer?, Some(dv))
         }
-        None => (Footer::load(ctx, task).await?, None),
+        None => (FooterRead::load(file, state, runtime, live).await?, None),
     };
     if task.deletion_vector.is_some()
         && let Some(expected) = task.num_records
@@ -76,34 +96,35 @@ pub(crate) async fn plan_file(ctx: &ScanContext, task: &ScanTask) -> Result<(Foo
     if let Some(access) = &task.access {
         return Ok((footer, access.clone()));
     }
+    let metrics = &live.metrics;
     // Counted where the row groups are pruned, so a resolved plan that is
     // then executed counts them once.
-    ctx.inner
-        .metrics
-        .add_row_groups_total(footer.metadata.num_row_groups() as u64);
-    let mut plan = RowGroupPlan::prune(ctx, &footer);
-    if plan.any() {
-        pages::prune_pages(ctx, &task.object_path, &mut footer, &mut plan).await?;
-    }
-    let deleted = match (plan.any(), early) {
+    metrics.add_row_groups_total(footer.parquet().num_row_groups() as u64);
+    let groups = RowGroups::prune(&footer, state, metrics);
+    let (footer, groups) = if groups.any() {
+        pages::prune(footer, groups, state, metrics).await?
+    } else {
+        (footer, groups)
+    };
+    let deleted = match (groups.any(), early) {
         (false, _) => None,
         (true, Some(dv)) => dv?,
-        (true, None) => dv::load(ctx, task, footer.num_rows()).await?,
+        (true, None) => dv::load(&task, footer.num_rows(), runtime, live).await?,
     };
-    let access = selection::intersect(ctx, &footer, plan, deleted.as_deref());
+    let access = selection::intersect(&footer, groups, deleted.as_deref(), metrics);
     Ok((footer, access))
 }
 
 /// Batches of `rows` rows and no columns.
-fn count_batches(ctx: &ScanContext, rows: u64) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-    let batch_size = ctx.inner.spec.batch_size as u64;
-    let schema = ctx.schema().clone();
+fn count_batches(state: &ScanState, rows: u64) -> Result<Batches> {
+    let batch_size = state.spec.batch_size as u64;
+    let schema = Arc::clone(&state.output_schema);
     let mut batches = Vec::new();
     let mut left = rows;
     while left > 0 {
         let n = left.min(batch_size);
         let options = RecordBatchOptions::new().with_row_count(Some(n as usize));
-        let b = RecordBatch::try_new_with_options(schema.clone(), vec![], &options)
+        let b = RecordBatch::try_new_with_options(Arc::clone(&schema), vec![], &options)
             .map_err(|e| ScanError::arrow("building a count batch", "", e))?;
         batches.push(Ok(b));
         left -= n;
@@ -111,106 +132,37 @@ fn count_batches(ctx: &ScanContext, rows: u64) -> Result<BoxStream<'static, Resu
     Ok(futures::stream::iter(batches).boxed())
 }
 
-/// Opens one task: runs the stages and returns its batch stream.
-pub(crate) async fn open(
-    ctx: ScanContext,
-    task: ScanTask,
-) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-    let inner = &ctx.inner;
-    // Rows are read from the data, never ruled out by the log's counts
-    // (`numRecords`, DV cardinality): a file in the log is read unless a
-    // predicate proves it holds no match. Only counts come from the log.
-    if inner.mode == ScanMode::Count
-        && task.access.is_none()
-        && let Some(rows) = task.live_rows()
-    {
-        inner.metrics.add_files_answered_from_log(1);
-        return count_batches(&ctx, rows);
-    }
-    if inner.mode == ScanMode::CountByPartition
-        && let Some(rows) = task.live_rows()
-    {
-        inner.metrics.add_files_answered_from_log(1);
-        let passes = partition_predicate_holds(&ctx, &task)?;
-        return count_batches(&ctx, if passes { rows } else { 0 });
-    }
-    // Conjuncts on partition columns alone are decided from the task
-    // before any I/O.
-    if let Some(p) = &inner.predicate
-        && p.rest.is_some()
-        && p.rest_on_partitions_only
-        && !partition_predicate_holds(&ctx, &task)?
-    {
-        return Ok(futures::stream::empty().boxed());
-    }
-    let (footer, access) = plan_file(&ctx, &task).await?;
-    if inner.mode == ScanMode::Count {
+/// Runs the chain for one task and returns its batch stream.
+pub(crate) async fn open(ctx: ScanContext, task: ScanTask) -> Result<Batches> {
+    let (state, _, live) = ctx.parts();
+    let file = match FileToOpen::new(task, state)?.decide(state)? {
+        Decision::Count(rows) => {
+            live.metrics.add_files_answered_from_log(1);
+            return count_batches(state, rows);
+        }
+        Decision::Skip => return Ok(futures::stream::empty().boxed()),
+        Decision::Open(file) => file,
+    };
+    let (footer, access) = plan(&ctx, file).await?;
+    if state.mode == ScanMode::Count {
         // The selection already excludes the DV's rows.
-        let rows = footer_rows(&footer, &access);
-        return count_batches(&ctx, rows);
+        return count_batches(state, selected_rows(&footer, &access));
     }
     if access.row_groups.is_empty() {
         return Ok(futures::stream::empty().boxed());
     }
-    decode::stream(&ctx, task, footer, &access)
-}
-
-/// Whether the partition-only predicate is true for `task`'s partition
-/// values (one row holding them).
-fn partition_predicate_holds(ctx: &ScanContext, task: &ScanTask) -> Result<bool> {
-    let inner = &ctx.inner;
-    let Some(rest) = inner.predicate.as_ref().and_then(|p| p.rest.as_ref()) else {
-        return Ok(true);
-    };
-    let fields: Vec<_> = inner
-        .fields
-        .iter()
-        .filter(|f| ctx.is_partition(f.name()))
-        .cloned()
-        .collect();
-    let columns = fields
-        .iter()
-        .map(|f| {
-            let value = task
-                .partition_value(f.name())
-                .ok_or_else(|| ScanError::InvalidTask {
-                    path: task.object_path.clone(),
-                    reason: format!("no value for partition column '{}'", f.name()),
-                })?;
-            crate::schema::partitions::constant_column(
-                &task.object_path,
-                f.name(),
-                value,
-                f.data_type(),
-                1,
-            )
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let schema = std::sync::Arc::new(arrow_schema::Schema::new(fields));
-    let batch = RecordBatch::try_new(schema, columns).map_err(|e| {
-        ScanError::arrow(
-            "building a partition-value row",
-            task.object_path.as_str(),
-            e,
-        )
-    })?;
-    let mask = rest
-        .evaluate(&batch)
-        .map_err(|source| ScanError::Evaluate {
-            path: task.object_path.clone(),
-            source: Box::new(source),
-        })?;
-    Ok(mask.is_valid(0) && mask.value(0))
+    decode::stream(footer, &access, ctx.state(), &live.metrics)
 }
 
 /// Rows that `access` selects in the file.
-fn footer_rows(footer: &Footer, access: &FileAccess) -> u64 {
+fn selected_rows(footer: &FooterRead, access: &FileAccess) -> u64 {
     match &access.selection {
         Some(runs) => runs.iter().filter(|r| !r.skip).map(|r| r.rows).sum(),
         None => access
             .row_groups
             .iter()
-            .map(|i| u64::try_from(footer.metadata.row_group(*i).num_rows()).unwrap_or(0))
+            .filter_map(|i| footer.parquet().row_groups().get(*i))
+            .map(|rg| u64::try_from(rg.num_rows()).unwrap_or(0))
             .sum(),
     }
 }

@@ -1,35 +1,40 @@
-//! Stages 3 and 4: the page index, loaded only when it can pay off (the
-//! predicate has a column whose chunks in a kept row group carry a column
-//! index), then page pruning of each kept row group into a row selection.
+//! Stages 3 and 4: the page index, loaded only when it can pay off (a
+//! predicate column's chunk in a kept row group carries a column index),
+//! then page pruning of each kept row group into a row selection. Loading
+//! the page index yields a new footer value; the one given is not changed.
 
-use dar_prune::{RowGroupAccess, page_access_plan};
-use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use dar_prune::{ParquetColumn, RowGroupAccess, page_access_plan_with};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::file::metadata::PageIndexPolicy;
 
-use super::footer::Footer;
-use super::row_groups::RowGroupPlan;
-use crate::context::ScanContext;
+use super::footer::FooterRead;
+use super::row_groups::RowGroups;
 use crate::error::{Result, ScanError};
-use crate::metrics::Stage;
+use crate::metrics::{ScanMetrics, Stage};
+use crate::state::ScanState;
 
 /// Whether some chunk of a predicate column in a row group still to scan
 /// has a column index.
-fn page_index_pays_off(footer: &Footer, plan: &RowGroupPlan, columns: &[Vec<String>]) -> bool {
-    let descr = footer.metadata.file_metadata().schema_descr();
-    let leaves: Vec<usize> = descr
+fn page_index_pays_off(footer: &FooterRead, groups: &RowGroups, state: &ScanState) -> bool {
+    let Some(predicate) = state.pruning_predicate() else {
+        return false;
+    };
+    let leaves: Vec<usize> = predicate
         .columns()
         .iter()
-        .enumerate()
-        .filter(|(_, c)| columns.iter().any(|p| c.path().parts() == p.as_slice()))
-        .map(|(i, _)| i)
+        .filter_map(|(path, _)| match footer.columns.stats.get(path) {
+            Some(ParquetColumn::Leaf { index, .. }) => Some(*index),
+            _ => None,
+        })
         .collect();
     if leaves.is_empty() {
         return false;
     }
     footer
-        .metadata
+        .parquet()
         .row_groups()
         .iter()
-        .zip(&plan.access)
+        .zip(&groups.access)
         .filter(|(_, a)| **a == RowGroupAccess::Scan)
         .any(|(rg, _)| {
             leaves.iter().any(|l| {
@@ -40,50 +45,59 @@ fn page_index_pays_off(footer: &Footer, plan: &RowGroupPlan, columns: &[Vec<Stri
         })
 }
 
-/// Refines `plan` with page statistics, loading the page index if needed.
-pub(crate) async fn prune_pages(
-    ctx: &ScanContext,
-    path: &str,
-    footer: &mut Footer,
-    plan: &mut RowGroupPlan,
-) -> Result<()> {
-    let Some(predicate) = ctx.physical_predicate() else {
-        return Ok(());
+/// `footer` with its page index, read if the footer lacks it.
+async fn with_page_index(mut footer: FooterRead, metrics: &ScanMetrics) -> Result<FooterRead> {
+    let parquet = footer.parquet();
+    if parquet.column_index().is_some() && parquet.offset_index().is_some() {
+        return Ok(footer);
+    }
+    let _t = metrics.time(Stage::PageIndex);
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+    let loaded = footer
+        .reader
+        .load_metadata(Some(&options))
+        .await
+        .map_err(|source| ScanError::Io {
+            path: footer.location.clone(),
+            source: Box::new(source),
+        })?;
+    // The decoder takes footer and schema as one value; the column map
+    // resolved from the schema stays valid (same file, same schema).
+    footer.metadata = ArrowReaderMetadata::try_new(loaded, ArrowReaderOptions::new())
+        .map_err(|e| ScanError::parquet(&footer.location, e))?;
+    Ok(footer)
+}
+
+/// Refines `groups` with page statistics, loading the page index if
+/// needed: returns the footer (with its page index when it was loaded) and
+/// the refined decisions.
+pub(crate) async fn prune(
+    footer: FooterRead,
+    groups: RowGroups,
+    state: &ScanState,
+    metrics: &ScanMetrics,
+) -> Result<(FooterRead, RowGroups)> {
+    let Some(predicate) = state.pruning_predicate() else {
+        return Ok((footer, groups));
     };
-    let columns: Vec<Vec<String>> = predicate
-        .columns()
-        .iter()
-        .map(|(c, _)| c.parts().to_vec())
-        .collect();
-    if !plan.stats_usable || !page_index_pays_off(footer, plan, &columns) {
-        return Ok(());
+    if !page_index_pays_off(&footer, &groups, state) {
+        return Ok((footer, groups));
     }
-    let metrics = &ctx.inner.metrics;
-    if footer.metadata.column_index().is_none() || footer.metadata.offset_index().is_none() {
-        let _t = metrics.time(Stage::PageIndex);
-        let options = ArrowReaderOptions::new()
-            .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional);
-        footer.metadata = footer
-            .reader
-            .load_metadata(Some(&options))
-            .await
-            .map_err(|source| ScanError::Io {
-                path: ctx.location(path),
-                source: Box::new(source),
-            })?;
-    }
+    let footer = with_page_index(footer, metrics).await?;
     let _t = metrics.time(Stage::Pages);
-    for (i, access) in plan.access.iter_mut().enumerate() {
-        if *access != RowGroupAccess::Scan {
+    let parquet = footer.parquet();
+    let mut access = groups.access;
+    for (i, a) in access.iter_mut().enumerate() {
+        if *a != RowGroupAccess::Scan {
             continue;
         }
-        let (refined, m) = page_access_plan(predicate, &footer.metadata, i);
+        let (refined, m) = page_access_plan_with(predicate, parquet, &footer.columns.stats, i);
         metrics.add_pages_total(m.containers as u64);
         metrics.add_pages_pruned(m.pruned as u64);
         match &refined {
             RowGroupAccess::Skip => {
                 metrics.add_row_groups_pruned(1);
-                let rows = footer.metadata.row_group(i).num_rows();
+                let rows = parquet.row_group(i).num_rows();
                 metrics.add_rows_skipped_by_pages(u64::try_from(rows).unwrap_or(0));
             }
             RowGroupAccess::Selection(s) => {
@@ -91,7 +105,7 @@ pub(crate) async fn prune_pages(
             }
             RowGroupAccess::Scan => {}
         }
-        *access = refined;
+        *a = refined;
     }
-    Ok(())
+    Ok((footer, RowGroups { access }))
 }

@@ -1,32 +1,33 @@
 //! Stage 6: one [`RowSelection`] for the whole file: per kept row group,
 //! page selection ∩ DV survivors (DV row indexes are absolute in the file,
 //! so row group `i` covers `[start_i, start_i + rows_i)`, protocol §9.6);
-//! row groups left with no row are dropped.
+//! row groups left with no row are dropped. The result is the task's
+//! [`FileAccess`], plain data.
 
 use dar_dv::DeletedRows;
 use dar_prune::RowGroupAccess;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 
-use super::footer::Footer;
-use super::row_groups::RowGroupPlan;
-use crate::context::ScanContext;
+use super::footer::FooterRead;
+use super::row_groups::RowGroups;
+use crate::metrics::ScanMetrics;
 use crate::task::FileAccess;
 
 /// Intersects page pruning and the DV into the file's access.
 pub(crate) fn intersect(
-    ctx: &ScanContext,
-    footer: &Footer,
-    plan: RowGroupPlan,
+    footer: &FooterRead,
+    groups: RowGroups,
     deleted: Option<&DeletedRows>,
+    metrics: &ScanMetrics,
 ) -> FileAccess {
-    let metrics = &ctx.inner.metrics;
+    let parquet = footer.parquet();
     let mut row_groups = Vec::new();
     let mut selectors: Vec<RowSelector> = Vec::new();
     let mut partial = false;
     // First absolute row of row group `i`.
     let mut start = 0u64;
-    for (i, access) in plan.access.into_iter().enumerate() {
-        let rows = usize::try_from(footer.metadata.row_group(i).num_rows()).unwrap_or(0);
+    for (i, access) in groups.access.into_iter().enumerate() {
+        let rows = usize::try_from(parquet.row_group(i).num_rows()).unwrap_or(0);
         let range = start..start + rows as u64;
         start = range.end;
         if !access.should_read() {

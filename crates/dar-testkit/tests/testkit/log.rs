@@ -105,13 +105,13 @@ async fn commits_carry_the_protocol_fields() {
 }
 
 /// Per-file (path -> DV cardinality) from dar-log's file index.
-fn dar_log_files(snapshot: &Snapshot) -> BTreeMap<String, Option<i64>> {
+fn dar_log_files(snapshot: &Snapshot) -> BTreeMap<String, Option<u64>> {
     let index = snapshot.file_index().unwrap();
     (0..index.len())
         .map(|i| {
             (
                 index.path.value(i).to_owned(),
-                index.deletion_vector(i).map(|dv| dv.cardinality),
+                index.deletion_vector(i).unwrap().map(|dv| dv.cardinality()),
             )
         })
         .collect()
@@ -137,7 +137,7 @@ async fn dar_log_loads_the_sample_with_and_without_early_commits() {
     assert_eq!(snapshot.num_files(), 4);
     assert_eq!(snapshot.partition_columns(), ["day"]);
     let files = dar_log_files(&snapshot);
-    let cardinalities: Vec<Option<i64>> = files.values().copied().collect();
+    let cardinalities: Vec<Option<u64>> = files.values().copied().collect();
     assert_eq!(
         cardinalities,
         [Some(5), Some(2), Some(3), None],

@@ -394,8 +394,8 @@ async fn lists_maps_and_structs_in_lists_round_trip_under_mapping() {
     );
     let index = snapshot.file_index().unwrap();
     let dvs = (0..index.len())
-        .filter_map(|i| index.deletion_vector(i))
-        .map(|dv| dv.cardinality)
+        .filter_map(|i| index.deletion_vector(i).unwrap())
+        .map(|dv| dv.cardinality())
         .collect::<Vec<_>>();
     assert_eq!(dvs, [2]);
 }
@@ -434,17 +434,9 @@ async fn random_tables_read_back_as_their_snapshot_rows() {
         for i in order {
             let location = dar_log::file_index::resolve_path(&root, index.path.value(i)).unwrap();
             let rows = read_parquet(&store, &location).await;
-            let part = match index.deletion_vector(i) {
+            let part = match index.deletion_vector(i).unwrap() {
                 None => rows,
                 Some(dv) => {
-                    let dv = dar_dv::DvDescriptor::try_new(
-                        &dv.storage_type,
-                        dv.path_or_inline_dv.as_str(),
-                        dv.offset.map(i64::from),
-                        i64::from(dv.size_in_bytes),
-                        dv.cardinality,
-                    )
-                    .unwrap();
                     let deleted = match dv.file_url(&root_url).unwrap() {
                         None => dar_dv::decode_inline(&dv).unwrap(),
                         Some(url) => {

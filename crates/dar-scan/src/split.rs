@@ -1,11 +1,13 @@
-//! Splitting a scan's files into DataFusion partitions balanced by bytes.
+//! Splitting a scan's tasks into groups of about equal bytes: an engine's
+//! partitions, or the workers of a distributed query.
 
-use dar_scan::ScanTask;
+use crate::task::ScanTask;
 
 /// Splits `tasks` into at most `n` groups of about equal bytes (largest
 /// file first onto the lightest group), each group in the original file
-/// order. Always at least one group, possibly empty.
-pub(crate) fn balance(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
+/// order. Always at least one group, possibly empty; never more groups
+/// than tasks.
+pub fn split_by_bytes(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
     let groups = n.min(tasks.len()).max(1);
     if groups == 1 {
         return vec![tasks];
@@ -35,11 +37,11 @@ pub(crate) fn balance(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
         .collect()
 }
 
-/// Like [`balance`], but always exactly `n` groups (`n` at least 1): the
-/// ones beyond the number of files are empty.
-pub(crate) fn balance_exact(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
+/// Like [`split_by_bytes`], but always exactly `n` groups (`n` at least
+/// 1): the ones beyond the number of tasks are empty.
+pub fn split_by_bytes_exact(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
     let n = n.max(1);
-    let mut groups = balance(tasks, n);
+    let mut groups = split_by_bytes(tasks, n);
     groups.resize_with(n, Vec::new);
     groups
 }
@@ -74,7 +76,7 @@ mod tests {
             task("d", 50),
             task("e", 5),
         ];
-        let g = balance(tasks, 2);
+        let g = split_by_bytes(tasks, 2);
         assert_eq!(g.len(), 2);
         // 100 | 60 + 50, then 10 and 5 each onto the lighter side (ties:
         // the first group).
@@ -89,16 +91,16 @@ mod tests {
 
     #[test]
     fn never_more_groups_than_files_and_at_least_one() {
-        assert_eq!(balance(vec![task("a", 1)], 8).len(), 1);
-        let empty = balance(vec![], 4);
+        assert_eq!(split_by_bytes(vec![task("a", 1)], 8).len(), 1);
+        let empty = split_by_bytes(vec![], 4);
         assert_eq!(empty.len(), 1);
         assert!(empty[0].is_empty());
     }
 
     #[test]
     fn exact_pads_with_empty_groups() {
-        let g = balance_exact(vec![task("a", 3), task("b", 2)], 4);
+        let g = split_by_bytes_exact(vec![task("a", 3), task("b", 2)], 4);
         assert_eq!(g.iter().map(Vec::len).collect::<Vec<_>>(), [1, 1, 0, 0]);
-        assert_eq!(balance_exact(vec![task("a", 3)], 0).len(), 1);
+        assert_eq!(split_by_bytes_exact(vec![task("a", 3)], 0).len(), 1);
     }
 }

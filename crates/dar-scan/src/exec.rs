@@ -1,0 +1,85 @@
+//! The one executor behind every entry point ([`crate::ScanPlan::execute`],
+//! its subsets' [`crate::ScanPlan::with_tasks`], [`crate::ScanTask::execute`]):
+//! the same rules for all of them.
+//!
+//! - Without a limit, polled inside a Tokio runtime, each file runs from
+//!   open to last batch on its own task ([`crate::readahead`]), so files
+//!   decode on every worker thread; batches come back in plan order (or
+//!   first-ready when unordered) under the read-ahead budget.
+//! - With a limit, files open and decode on the polling task, so I/O stops
+//!   at the limit; without a predicate one file at a time (the first files
+//!   meet the limit).
+//! - Outside a runtime, files are polled by the caller.
+//! - The stream stops all I/O at the limit and after the first error.
+
+use futures::{FutureExt, StreamExt};
+
+use crate::context::ScanContext;
+use crate::limit::LimitStream;
+use crate::readahead;
+use crate::stages::{self, Batches};
+use crate::task::ScanTask;
+
+/// One file's batches, an error ending them.
+async fn file_stream(ctx: ScanContext, task: ScanTask) -> Batches {
+    match stages::open(ctx, task).await {
+        Ok(s) => s,
+        Err(e) => futures::stream::once(futures::future::ready(Err(e))).boxed(),
+    }
+}
+
+/// Files opened and decoded on the polling task.
+fn inline_files(ctx: &ScanContext, tasks: Vec<ScanTask>, concurrency: usize) -> Batches {
+    let open_ctx = ctx.clone();
+    let opens = futures::stream::iter(tasks).map(move |t| file_stream(open_ctx.clone(), t));
+    if ctx.state().spec.ordered {
+        // The file being decoded plus up to `concurrency - 1` opened
+        // (footer, page index, DV) ahead of it.
+        opens
+            .buffered(concurrency.saturating_sub(1).max(1))
+            .flatten()
+            .boxed()
+    } else {
+        // Each file from open to last batch is one inner stream; at most
+        // `concurrency` of them are polled at once.
+        opens
+            .map(|open| open.flatten_stream().boxed())
+            .flatten_unordered(concurrency)
+            .boxed()
+    }
+}
+
+/// Files each opened and decoded on a spawned task (inline when polled
+/// outside a Tokio runtime).
+fn spawned_files(ctx: &ScanContext, tasks: Vec<ScanTask>, concurrency: usize) -> Batches {
+    let file_ctx = ctx.clone();
+    // Called as the consumer pulls the file in: inside its runtime.
+    let file = move |t: ScanTask| {
+        let path = t.object_path.clone();
+        let batches = file_stream(file_ctx.clone(), t).flatten_stream().boxed();
+        readahead::spawn_file(path, batches, &file_ctx.live().read_ahead)
+    };
+    if ctx.state().spec.ordered {
+        // The file being consumed plus the next ones, all running.
+        readahead::InOrder::new(tasks.into_iter().map(file), concurrency).boxed()
+    } else {
+        futures::stream::iter(tasks)
+            .map(file)
+            .flatten_unordered(concurrency)
+            .boxed()
+    }
+}
+
+/// Runs `tasks` with `ctx` as one stream (see the module doc).
+pub(crate) fn run(ctx: &ScanContext, tasks: Vec<ScanTask>) -> Batches {
+    let (state, runtime, live) = ctx.parts();
+    let concurrency = runtime.files_in_flight();
+    let batches = match state.spec.limit {
+        None => spawned_files(ctx, tasks, concurrency),
+        // A limit without a predicate is met by the first files: open them
+        // one at a time so no further file is touched.
+        Some(_) if state.predicate.is_none() => inline_files(ctx, tasks, 1),
+        Some(_) => inline_files(ctx, tasks, concurrency),
+    };
+    LimitStream::new(batches, state.spec.limit, live.metrics.clone()).boxed()
+}
