@@ -24,6 +24,13 @@ enum PredicateInput {
     Sql(String),
 }
 
+impl Table {
+    /// Starts describing a scan.
+    pub fn scan(&self) -> ScanBuilder {
+        ScanBuilder::new(self.clone())
+    }
+}
+
 /// Describes a scan of a [`Table`]; consuming `with_*` setters.
 #[derive(Debug, Clone)]
 pub struct ScanBuilder {

@@ -7,7 +7,6 @@ use dar_dv::DvCache;
 use dar_io::{StorageOptions, TableStore, redact_uri};
 use dar_log::{FileIndexMode, Snapshot};
 
-use crate::builder::ScanBuilder;
 use crate::error::{Result, ScanError};
 use crate::runtime::DEFAULT_DV_CACHE_BYTES;
 use crate::schema::relax_schema;
@@ -208,11 +207,6 @@ impl Table {
     /// The options the table was opened with.
     pub(crate) fn options(&self) -> &TableOptions {
         &self.options
-    }
-
-    /// Starts describing a scan.
-    pub fn scan(&self) -> ScanBuilder {
-        ScanBuilder::new(self.clone())
     }
 
     /// The loaded version.

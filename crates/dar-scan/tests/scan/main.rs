@@ -9,6 +9,7 @@
 )]
 
 mod api;
+mod architecture;
 mod bad_input;
 mod common;
 mod dat;
