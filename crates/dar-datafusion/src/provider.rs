@@ -14,8 +14,7 @@ use datafusion::prelude::SessionContext;
 use crate::convert::{Schemas, classify, convert};
 use crate::exec::{DeltaScanExec, ScanDescription};
 use crate::options::DeltaScanOptions;
-use crate::statistics::{StatsInput, index_rows, statistics};
-use dar_scan::split_by_bytes;
+use crate::statistics::to_datafusion;
 
 /// The table and the schema DataFusion sees for it, swapped together.
 #[derive(Debug)]
@@ -164,22 +163,13 @@ impl DeltaTableProvider {
         } else {
             target_partitions.max(1)
         };
-        let groups = split_by_bytes(plan.tasks().to_vec(), partitions);
-        let index = table
-            .snapshot()
-            .file_index()
-            .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        let rows = index_rows(index);
-        let input = StatsInput {
-            index,
-            rows: &rows,
-            schema: &output,
-            partition_columns: table.snapshot().partition_columns(),
-            predicate: predicate.is_some(),
-            limit,
-        };
-        let total = statistics(&input, plan.tasks());
-        let per_partition = groups.iter().map(|g| statistics(&input, g)).collect();
+        let parts = plan.split(partitions);
+        let total = to_datafusion(&plan.statistics(), &output);
+        let per_partition = parts
+            .iter()
+            .map(|p| to_datafusion(&p.statistics(), &output))
+            .collect();
+        let groups = parts.into_iter().map(|p| p.tasks().to_vec()).collect();
         let description = ScanDescription {
             uri: table.uri().to_string(),
             version: table.version(),
@@ -219,18 +209,8 @@ impl TableProvider for DeltaTableProvider {
 
     fn statistics(&self) -> Option<Statistics> {
         let current = self.load();
-        let index = current.table.snapshot().file_index().ok()?;
         let plan = current.table.scan().build().ok()?;
-        let rows = index_rows(index);
-        let input = StatsInput {
-            index,
-            rows: &rows,
-            schema: &current.schema,
-            partition_columns: current.table.snapshot().partition_columns(),
-            predicate: false,
-            limit: None,
-        };
-        Some(statistics(&input, plan.tasks()))
+        Some(to_datafusion(&plan.statistics(), &current.schema))
     }
 
     async fn scan(

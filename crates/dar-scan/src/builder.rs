@@ -185,10 +185,15 @@ impl ScanBuilder {
         metrics.add_files_total(index.len() as u64);
         metrics.add_files_pruned(pruned as u64);
         let tasks = kept
-            .into_iter()
-            .map(|i| files::task(index, i))
+            .iter()
+            .map(|i| files::task(index, *i))
             .collect::<dar_log::Result<Vec<_>>>()
             .map_err(|e| table.log_error(e))?;
-        Ok(ScanPlan::new(context, tasks))
+        Ok(ScanPlan::from_index(
+            context,
+            tasks,
+            Arc::clone(snapshot),
+            kept,
+        ))
     }
 }

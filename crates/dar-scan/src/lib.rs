@@ -70,6 +70,7 @@ mod spec;
 mod split;
 mod stages;
 mod state;
+mod statistics;
 mod table;
 mod task;
 
@@ -87,6 +88,7 @@ pub use runtime::{
 };
 pub use spec::ScanSpec;
 pub use split::{split_by_bytes, split_by_bytes_exact};
+pub use statistics::{ColumnStatistics, Estimate, PlanStatistics};
 pub use table::{Table, TableOptions, VersionSpec};
 pub use task::{FileAccess, ScanTask, SelectionRun};
 

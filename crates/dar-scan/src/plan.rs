@@ -8,11 +8,15 @@ use arrow_schema::SchemaRef;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
+use dar_log::Snapshot;
+
 use crate::context::ScanContext;
 use crate::error::{Result, ScanError};
 use crate::exec;
 use crate::metrics::ScanMetrics;
+use crate::split;
 use crate::stages::{self, open::FileToOpen};
+use crate::statistics::{PlanStatistics, statistics};
 use crate::task::ScanTask;
 
 /// The files a scan reads (after file pruning) and the shared context to
@@ -25,6 +29,16 @@ pub struct ScanPlan {
     /// reads; shared with the subsets of [`ScanPlan::with_tasks`], whose
     /// files the parent's already cover.
     dvs_noted: Arc<Once>,
+    /// Where the tasks sit in the snapshot's file index, when the plan was
+    /// made from a table here (for statistics).
+    index: Option<IndexRows>,
+}
+
+/// The snapshot a plan came from, and the file-index row of each task.
+#[derive(Debug, Clone)]
+struct IndexRows {
+    snapshot: Arc<Snapshot>,
+    rows: Vec<usize>,
 }
 
 impl ScanPlan {
@@ -36,6 +50,20 @@ impl ScanPlan {
             context,
             tasks,
             dvs_noted: Arc::new(Once::new()),
+            index: None,
+        }
+    }
+
+    /// A plan of the files at `rows` of `snapshot`'s file index.
+    pub(crate) fn from_index(
+        context: ScanContext,
+        tasks: Vec<ScanTask>,
+        snapshot: Arc<Snapshot>,
+        rows: Vec<usize>,
+    ) -> Self {
+        Self {
+            index: Some(IndexRows { snapshot, rows }),
+            ..Self::new(context, tasks)
         }
     }
 
@@ -72,7 +100,46 @@ impl ScanPlan {
             context: self.context.clone(),
             tasks,
             dvs_noted: Arc::clone(&self.dvs_noted),
+            index: None,
         }
+    }
+
+    /// This plan's tasks in at most `n` parts of about equal bytes (an
+    /// engine's partitions; see [`crate::split_by_bytes`]), each a plan
+    /// like [`ScanPlan::with_tasks`] that also knows its
+    /// [`ScanPlan::statistics`]. Never more parts than tasks, at least one.
+    pub fn split(&self, n: usize) -> Vec<ScanPlan> {
+        self.note_dvs();
+        split::balance(&split::sizes(&self.tasks), n)
+            .into_iter()
+            .map(|group| Self {
+                context: self.context.clone(),
+                tasks: group.iter().map(|i| self.tasks[*i].clone()).collect(),
+                dvs_noted: Arc::clone(&self.dvs_noted),
+                index: self.index.as_ref().map(|ix| IndexRows {
+                    snapshot: Arc::clone(&ix.snapshot),
+                    rows: group.iter().map(|i| ix.rows[*i]).collect(),
+                }),
+            })
+            .collect()
+    }
+
+    /// What the log says about the rows this plan returns (row count,
+    /// bytes, per output column null count and bounds), with Delta's rules
+    /// for what is exact (see the `statistics` module table). Column
+    /// statistics are unknown for a plan rebuilt from received tasks
+    /// ([`ScanPlan::new`], [`ScanPlan::with_tasks`]).
+    pub fn statistics(&self) -> PlanStatistics {
+        let index = self
+            .index
+            .as_ref()
+            .and_then(|ix| ix.snapshot.file_index().ok().map(|fi| (fi, &ix.rows[..])));
+        statistics(
+            self.context.state(),
+            index.map(|(fi, _)| fi.as_ref()),
+            &self.tasks,
+            index.map(|(_, rows)| rows),
+        )
     }
 
     /// The shared context, to execute tasks one by one.
@@ -106,6 +173,7 @@ impl ScanPlan {
         let ctx = self.context.clone();
         let concurrency = ctx.runtime().files_in_flight();
         self.note_all_dvs();
+        let rows = self.index.as_ref().map(|ix| ix.rows.clone());
         let tasks: Vec<Option<ScanTask>> = futures::stream::iter(self.tasks)
             .map(|task| {
                 let ctx = ctx.clone();
@@ -127,10 +195,21 @@ impl ScanPlan {
             .buffered(concurrency)
             .try_collect()
             .await?;
+        // Files left with nothing to read leave the index rows too.
+        let index = self.index.map(|ix| IndexRows {
+            rows: tasks
+                .iter()
+                .zip(rows.unwrap_or_default())
+                .filter(|(t, _)| t.is_some())
+                .map(|(_, r)| r)
+                .collect(),
+            snapshot: ix.snapshot,
+        });
         Ok(Self {
             context: self.context,
             tasks: tasks.into_iter().flatten().collect(),
             dvs_noted: self.dvs_noted,
+            index,
         })
     }
 

@@ -3,18 +3,17 @@
 
 use crate::task::ScanTask;
 
-/// Splits `tasks` into at most `n` groups of about equal bytes (largest
-/// file first onto the lightest group), each group in the original file
-/// order. Always at least one group, possibly empty; never more groups
-/// than tasks.
-pub fn split_by_bytes(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
-    let groups = n.min(tasks.len()).max(1);
+/// Positions `0..sizes.len()` in at most `n` groups of about equal total
+/// size (largest first onto the lightest group), each group ascending.
+/// Always at least one group, possibly empty; never more groups than
+/// positions. A size of 0 (unknown) counts as 1: it still takes a slot.
+pub(crate) fn balance(sizes: &[u64], n: usize) -> Vec<Vec<usize>> {
+    let groups = n.min(sizes.len()).max(1);
     if groups == 1 {
-        return vec![tasks];
+        return vec![(0..sizes.len()).collect()];
     }
-    let mut order: Vec<usize> = (0..tasks.len()).collect();
-    // A file of unknown size counts as one byte (it still takes a slot).
-    let size = |i: usize| tasks[i].size.unwrap_or(1).max(1);
+    let size = |i: usize| sizes[i].max(1);
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(size(i)));
     let mut load = vec![0u64; groups];
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
@@ -27,13 +26,27 @@ pub fn split_by_bytes(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
         load[g] += size(i);
         members[g].push(i);
     }
-    let mut slots: Vec<Option<ScanTask>> = tasks.into_iter().map(Some).collect();
+    for m in &mut members {
+        m.sort_unstable();
+    }
     members
+}
+
+/// The sizes of `tasks` for [`balance`] (unknown: 0).
+pub(crate) fn sizes(tasks: &[ScanTask]) -> Vec<u64> {
+    tasks.iter().map(|t| t.size.unwrap_or(0)).collect()
+}
+
+/// Splits `tasks` into at most `n` groups of about equal bytes (largest
+/// file first onto the lightest group), each group in the original file
+/// order. Always at least one group, possibly empty; never more groups
+/// than tasks.
+pub fn split_by_bytes(tasks: Vec<ScanTask>, n: usize) -> Vec<Vec<ScanTask>> {
+    let groups = balance(&sizes(&tasks), n);
+    let mut slots: Vec<Option<ScanTask>> = tasks.into_iter().map(Some).collect();
+    groups
         .into_iter()
-        .map(|mut m| {
-            m.sort_unstable();
-            m.into_iter().filter_map(|i| slots[i].take()).collect()
-        })
+        .map(|g| g.into_iter().filter_map(|i| slots[i].take()).collect())
         .collect()
 }
 

@@ -84,3 +84,45 @@ async fn column_resolution_is_per_file_and_linear_in_columns() {
     assert!(lookups[0] <= 2 * (width as u64 + 1), "{lookups:?}");
     assert!(lookups[0] >= 2 * width as u64, "{lookups:?}");
 }
+
+/// Exact statistics without DVs or a predicate, bounds once a predicate
+/// filters rows, and parts of a split that add up to the whole.
+#[tokio::test]
+async fn plan_statistics_follow_the_delta_rules() {
+    use crate::{Estimate, Scalar};
+    let table = wide_table(3, 10).await;
+    let plan = table.scan().with_columns(["c0", "c2"]).build().unwrap();
+    let stats = plan.statistics();
+    assert_eq!(stats.num_rows, Estimate::Exact(20));
+    assert_eq!(stats.columns.len(), 2);
+    assert_eq!(stats.columns[0].null_count, Estimate::Exact(0));
+    assert_eq!(stats.columns[0].min, Estimate::Exact(Scalar::Int64(0)));
+    assert_eq!(
+        stats.columns[1].max,
+        Estimate::Exact(Scalar::Int64(19 * 3 + 2))
+    );
+    assert!(matches!(stats.total_bytes, Estimate::Inexact(b) if b > 0));
+
+    let parts = plan.split(2);
+    assert_eq!(parts.len(), 2);
+    let rows: u64 = parts
+        .iter()
+        .map(|p| match p.statistics().num_rows {
+            Estimate::Exact(n) => n,
+            other => panic!("{other:?}"),
+        })
+        .sum();
+    assert_eq!(rows, 20);
+
+    let filtered = table
+        .scan()
+        .with_columns(["c0"])
+        .with_predicate_sql("c0 > 5")
+        .build()
+        .unwrap()
+        .statistics();
+    assert_eq!(filtered.num_rows, Estimate::Inexact(20));
+    assert_eq!(filtered.columns[0].min, Estimate::Inexact(Scalar::Int64(0)));
+    let limited = table.scan().with_limit(3).build().unwrap().statistics();
+    assert_eq!(limited.num_rows, Estimate::Exact(3));
+}
