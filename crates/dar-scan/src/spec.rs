@@ -75,14 +75,22 @@ impl ScanSpec {
     }
 
     /// The spec as bytes (JSON).
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::Spec`] if serialization fails.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         serde_json::to_vec(self).map_err(|e| ScanError::Spec {
             reason: e.to_string(),
         })
     }
 
-    /// A spec from [`ScanSpec::to_bytes`]; bytes of another format are
-    /// [`ScanError::SpecFormat`].
+    /// A spec from [`ScanSpec::to_bytes`].
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::SpecFormat`] for bytes of another format (another dar
+    /// version), [`ScanError::Spec`] for bytes that do not parse.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         Self::check_format(bytes)?;
         serde_json::from_slice(bytes).map_err(|e| ScanError::Spec {
@@ -93,6 +101,10 @@ impl ScanSpec {
     /// Checks the format number of JSON bytes whose top-level object has
     /// the `format` (and `producer`) fields of a spec, as a spec or an
     /// envelope that embeds one does.
+    ///
+    /// # Errors
+    ///
+    /// As [`ScanSpec::from_bytes`].
     pub fn check_format(bytes: &[u8]) -> Result<()> {
         let header: Header = serde_json::from_slice(bytes).map_err(|e| ScanError::Spec {
             reason: e.to_string(),

@@ -121,11 +121,22 @@ pub struct Table {
 impl Table {
     /// Opens the newest version of the table at `uri` (a path, `file://`,
     /// `s3://`, `memory://`, ...).
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::Open`] when the URI does not make a store,
+    /// [`ScanError::Log`] when the Delta log cannot be read or replayed
+    /// (missing, corrupt, a version outside the history, or a reader
+    /// feature dar cannot read). URIs in errors are redacted.
     pub async fn open(uri: &str) -> Result<Self> {
         Self::open_with(uri, TableOptions::new()).await
     }
 
     /// Opens the table at `uri` with `options`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::open`].
     pub async fn open_with(uri: &str, options: TableOptions) -> Result<Self> {
         let store =
             TableStore::open(uri, options.storage.clone()).map_err(|source| ScanError::Open {
@@ -137,6 +148,10 @@ impl Table {
 
     /// Opens the table of an already built store (for custom stores and
     /// tests).
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::Log`], as [`Table::open`].
     pub async fn from_store(store: TableStore, options: TableOptions) -> Result<Self> {
         let uri = store.url().to_string();
         let mut builder = Snapshot::builder(Arc::clone(store.store()), store.root().clone())
@@ -185,6 +200,11 @@ impl Table {
 
     /// Moves to the newest version, replaying only the new commits. The
     /// store, footer cache and DV cache are kept.
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::Log`] when the new commits cannot be read or replayed;
+    /// the table then stays at its version.
     pub async fn refresh(&mut self) -> Result<()> {
         let snapshot = self
             .snapshot

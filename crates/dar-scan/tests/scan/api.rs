@@ -413,3 +413,27 @@ async fn open_and_scan_run_on_spawned_tasks() {
     .unwrap();
     assert_eq!(rows, 8);
 }
+
+/// Every public future and stream can move between threads (engines spawn
+/// them on multi-threaded runtimes; none needs a `block_on` workaround).
+#[test]
+fn public_futures_and_streams_are_send() {
+    fn send<T: Send>(_: T) {}
+    fn check(
+        plan: dar_scan::ScanPlan,
+        table: &mut Table,
+        ctx: dar_scan::ScanContext,
+        task: dar_scan::ScanTask,
+        store: dar_io::TableStore,
+    ) {
+        send(Table::open("memory://t"));
+        send(Table::open_with("memory://t", dar_scan::TableOptions::new()));
+        send(Table::from_store(store, dar_scan::TableOptions::new()));
+        send(table.refresh());
+        send(plan.collect());
+        send(plan.execute());
+        send(task.execute(&ctx));
+        send(plan.resolve());
+    }
+    let _ = check;
+}
