@@ -116,6 +116,9 @@ pub struct StatsBuilder {
     columns: Vec<StatsColumn>,
     /// The min/max type of each column (`None`: nullCount only).
     kinds: Vec<Option<PrimitiveType>>,
+    /// Per column: a `double` that was a `float` before type widening, so
+    /// a file's JSON bound may be the text of a float.
+    from_float: Vec<bool>,
     trie: json::PathTrie,
     num_records: Int64Builder,
     tight_bounds: BooleanBuilder,
@@ -154,6 +157,13 @@ impl StatsBuilder {
                     .flatten()
             })
             .collect();
+        let from_float = columns
+            .iter()
+            .zip(&kinds)
+            .map(|(c, k)| {
+                *k == Some(PrimitiveType::Double) && c.earlier_types.contains(&PrimitiveType::Float)
+            })
+            .collect();
         let trie = json::PathTrie::new(columns.iter().map(|c| c.physical_path.as_slice()));
         let scalar = |k: &Option<PrimitiveType>| k.map(|k| ScalarBuilder::new(k, files));
         Self {
@@ -171,6 +181,7 @@ impl StatsBuilder {
             chunks: Vec::new(),
             scratch: String::new(),
             kinds,
+            from_float,
             columns,
         }
     }
@@ -215,13 +226,21 @@ impl StatsBuilder {
         for col in 0..n {
             let mut bad = 0;
             if let Some(kind) = self.kinds[col] {
-                for (builders, raw) in [
-                    (&mut self.mins, raw.slots[col]),
-                    (&mut self.maxs, raw.slots[n + col]),
+                let widen = self.from_float[col];
+                for (builders, raw, bound) in [
+                    (&mut self.mins, raw.slots[col], Bound::Min),
+                    (&mut self.maxs, raw.slots[n + col], Bound::Max),
                 ] {
-                    if let Some(builder) = builders[col].as_mut()
-                        && !append_stat(builder, kind, raw, &mut self.scratch)
-                    {
+                    let Some(builder) = builders[col].as_mut() else {
+                        continue;
+                    };
+                    let ok = match raw.filter(|_| widen) {
+                        Some(raw) if is_json_number(raw.get()) => {
+                            append_widened_float(builder, raw.get(), bound)
+                        }
+                        _ => append_stat(builder, kind, raw, &mut self.scratch),
+                    };
+                    if !ok {
                         bad += 1;
                     }
                 }
@@ -398,6 +417,41 @@ fn internal_type(column: &str, expected: &str, found: &arrow_schema::DataType) -
         column: column.to_owned(),
         expected: expected.to_owned(),
         found: found.to_string(),
+    }
+}
+
+/// Which bound a JSON stat is.
+#[derive(Debug, Clone, Copy)]
+enum Bound {
+    Min,
+    Max,
+}
+
+/// Whether `text` is a JSON number.
+fn is_json_number(text: &str) -> bool {
+    matches!(text.as_bytes().first(), Some(b'-' | b'0'..=b'9'))
+}
+
+/// Appends a bound of a `double` column that was a `float`: a file written
+/// before the widening stores the float's shortest text (`0.1` for
+/// 0.100000001490116…), which read as a double is a slightly different
+/// value, so the bound is the looser of the two readings (the value as a
+/// double and as a float widened). `false` (a null appended) when the text
+/// is neither.
+fn append_widened_float(builder: &mut ScalarBuilder, text: &str, bound: Bound) -> bool {
+    let wide = crate::scalar::parse_f64(text);
+    let narrow = crate::scalar::parse_f32(text).map(f64::from);
+    let value = match (wide, narrow, bound) {
+        (Some(a), Some(b), Bound::Min) => Some(a.min(b)),
+        (Some(a), Some(b), Bound::Max) => Some(a.max(b)),
+        (a, b, _) => a.or(b),
+    };
+    match value {
+        Some(v) => builder.append_f64(v),
+        None => {
+            builder.append_null();
+            false
+        }
     }
 }
 

@@ -48,6 +48,14 @@ pub enum TestkitError {
         /// Rows in the file.
         num_records: u64,
     },
+    /// Writing a file of a hand-written table failed.
+    #[error("cannot write `{path}`: {reason}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        reason: String,
+    },
     /// `delete_rows` on a table created without deletion vectors.
     #[error("deletion vectors are not enabled on this table (use `with_deletion_vectors(true)`)")]
     DeletionVectorsDisabled,

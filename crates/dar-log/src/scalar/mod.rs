@@ -9,7 +9,7 @@ mod builder;
 mod parse;
 
 pub(crate) use self::builder::ScalarBuilder;
-pub(crate) use self::parse::parse_integer;
+pub(crate) use self::parse::{parse_f32, parse_f64, parse_integer};
 #[cfg(test)]
 pub(crate) use self::parse::{parse_decimal, parse_timestamp};
 

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::mapping::ColumnMappingMode;
-use super::types::{DataType, PrimitiveType, StructType, join_path};
+use super::types::{DataType, PrimitiveType, StructField, StructType, join_path};
 use crate::error::{LogError, Result};
 
 /// Table property: how many leading leaf columns get stats (`-1` = all).
@@ -22,6 +22,9 @@ pub struct StatsColumn {
     pub physical_path: Vec<String>,
     /// The leaf's current Delta type (arrays, maps and variants are leaves too).
     pub data_type: DataType,
+    /// The types the leaf had before type widening (`delta.typeChanges`):
+    /// files written then carry stats in one of them.
+    pub earlier_types: Vec<PrimitiveType>,
 }
 
 impl StatsColumn {
@@ -164,13 +167,7 @@ impl StructType {
             }
             logical.push(field.name.clone());
             physical.push(field.physical_name(mode)?.to_owned());
-            collect_leaves(
-                &field.data_type,
-                mode,
-                &mut logical,
-                &mut physical,
-                &mut leaves,
-            )?;
+            collect_leaves(field, mode, &mut logical, &mut physical, &mut leaves)?;
             logical.pop();
             physical.pop();
         }
@@ -198,18 +195,18 @@ fn is_prefix_ci(prefix: &[String], path: &[String]) -> bool {
 }
 
 fn collect_leaves(
-    dt: &DataType,
+    field: &StructField,
     mode: ColumnMappingMode,
     logical: &mut Vec<String>,
     physical: &mut Vec<String>,
     out: &mut Vec<StatsColumn>,
 ) -> Result<()> {
-    match dt {
+    match &field.data_type {
         DataType::Struct(s) => {
-            for field in &s.fields {
-                logical.push(field.name.clone());
-                physical.push(field.physical_name(mode)?.to_owned());
-                collect_leaves(&field.data_type, mode, logical, physical, out)?;
+            for child in &s.fields {
+                logical.push(child.name.clone());
+                physical.push(child.physical_name(mode)?.to_owned());
+                collect_leaves(child, mode, logical, physical, out)?;
                 logical.pop();
                 physical.pop();
             }
@@ -219,6 +216,7 @@ fn collect_leaves(
             logical_path: logical.clone(),
             physical_path: physical.clone(),
             data_type: other.clone(),
+            earlier_types: super::widening::earlier_types(field),
         }),
     }
     Ok(())

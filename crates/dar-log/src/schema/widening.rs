@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::types::{DataType, PrimitiveType, StructType, TYPE_CHANGES_KEY};
+use super::types::{DataType, PrimitiveType, StructField, StructType, TYPE_CHANGES_KEY};
 use crate::error::{LogError, Result};
 
 /// Whether `from -> to` is one of the widenings the protocol allows.
@@ -52,6 +52,26 @@ fn integer_digits(p: PrimitiveType) -> Option<u8> {
         PrimitiveType::Long => Some(20),
         _ => None,
     }
+}
+
+/// The types a primitive field had before its `delta.typeChanges` (the
+/// entries about the field itself, not its elements, keys or values), in
+/// history order. Entries that do not parse are left out (validation
+/// reports them).
+pub fn earlier_types(field: &StructField) -> Vec<PrimitiveType> {
+    let Some(changes) = field.metadata.get(TYPE_CHANGES_KEY).and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    changes
+        .iter()
+        .filter(|e| {
+            e.get("fieldPath")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+        })
+        .filter_map(|e| e.get("fromType").and_then(Value::as_str))
+        .filter_map(PrimitiveType::parse)
+        .collect()
 }
 
 impl StructType {

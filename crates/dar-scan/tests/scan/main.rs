@@ -13,6 +13,7 @@ mod architecture;
 mod bad_input;
 mod common;
 mod dat;
+mod edges;
 mod hardening;
 mod io_shape;
 mod kernel;

@@ -1,0 +1,127 @@
+//! Wrong rows at the edges of types (the second hardening round), on
+//! tables written by hand so that the log says exactly what a writer
+//! once wrote: old files' statistics after type widening, floats' signed
+//! zeros, statistics that contradict themselves.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Date32Array, Decimal128Array, Float32Array, Int32Array, RecordBatch};
+use dar_scan::Table;
+use dar_testkit::HandTable;
+use futures::TryStreamExt;
+use serde_json::{Value, json};
+
+use super::common::*;
+
+/// A one-column table whose single file holds `column` (as the file
+/// stores it) with JSON `stats`, under a schema declaring `delta_type`
+/// widened from `from_type`.
+fn widened_table(
+    dir: &std::path::Path,
+    column: ArrayRef,
+    delta_type: Value,
+    from_type: &str,
+    stats: Value,
+) -> HandTable {
+    let mut t = HandTable::new(dir).unwrap();
+    let batch = RecordBatch::try_from_iter([("x", column)]).unwrap();
+    let size = t.write_parquet("part-0.parquet", &batch).unwrap();
+    let changes = json!({"delta.typeChanges": [{"fromType": from_type, "toType": delta_type}]});
+    t.commit(&[
+        HandTable::protocol_with(&["typeWidening"]),
+        HandTable::metadata(
+            json!([HandTable::field("x", delta_type.clone(), changes)]),
+            &[],
+            json!({}),
+        ),
+        HandTable::add("part-0.parquet", size, json!({}), Some(stats)),
+    ])
+    .unwrap();
+    t
+}
+
+async fn rows_matching(uri: &str, predicate: &str) -> usize {
+    let table = Table::open(uri).await.unwrap();
+    let plan = table.scan().with_predicate_sql(predicate).build().unwrap();
+    let batches: Vec<RecordBatch> = plan.execute().try_collect().await.unwrap();
+    num_rows(&batches)
+}
+
+/// After `float -> double`, an old file's JSON bound `0.1` is the text of
+/// the float 0.100000001490116…, above the double 0.1: the file's row must
+/// match predicates on its exact value.
+#[tokio::test]
+async fn old_float_stats_of_a_widened_double_column_keep_their_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = widened_table(
+        tmp.path(),
+        Arc::new(Float32Array::from(vec![0.1f32])),
+        json!("double"),
+        "float",
+        json!({"numRecords": 1, "minValues": {"x": 0.1}, "maxValues": {"x": 0.1}, "nullCount": {"x": 0}}),
+    );
+    let uri = t.uri();
+    let exact = f64::from(0.1f32);
+    assert_eq!(rows_matching(&uri, &format!("x = {exact:?}")).await, 1);
+    assert_eq!(rows_matching(&uri, "x > 0.1").await, 1);
+    assert_eq!(rows_matching(&uri, &format!("x <= {exact:?}")).await, 1);
+    // And what truly has no match is still pruned.
+    assert_eq!(rows_matching(&uri, "x > 0.2").await, 0);
+}
+
+/// Every other widening path: the old stats are read exactly (an int,
+/// a date read as midnight, a decimal at the new scale).
+#[tokio::test]
+async fn old_stats_of_every_widening_path_keep_their_rows() {
+    let cases: Vec<(ArrayRef, Value, &str, Value, &str)> = vec![
+        (
+            Arc::new(Int32Array::from(vec![7])),
+            json!("long"),
+            "integer",
+            json!(7),
+            "x = 7",
+        ),
+        (
+            Arc::new(Int32Array::from(vec![7])),
+            json!("double"),
+            "integer",
+            json!(7),
+            "x = 7.0",
+        ),
+        (
+            Arc::new(Date32Array::from(vec![19723])), // 2024-01-01
+            json!("timestamp_ntz"),
+            "date",
+            json!("2024-01-01"),
+            "x = TIMESTAMP_NTZ '2024-01-01 00:00:00'",
+        ),
+        (
+            Arc::new(
+                Decimal128Array::from(vec![123])
+                    .with_precision_and_scale(5, 2)
+                    .unwrap(),
+            ),
+            json!("decimal(7,3)"),
+            "decimal(5,2)",
+            json!(1.23),
+            "x = 1.230",
+        ),
+        (
+            Arc::new(Int32Array::from(vec![7])),
+            json!("decimal(12,2)"),
+            "integer",
+            json!(7),
+            "x = 7.00",
+        ),
+    ];
+    for (column, to, from, stat, predicate) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let stats = json!({"numRecords": 1, "minValues": {"x": stat}, "maxValues": {"x": stat}, "nullCount": {"x": 0}});
+        let t = widened_table(tmp.path(), column, to.clone(), from, stats);
+        assert_eq!(
+            rows_matching(&t.uri(), predicate).await,
+            1,
+            "{from} -> {to}: {predicate}"
+        );
+    }
+}
