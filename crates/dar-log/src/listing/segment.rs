@@ -88,17 +88,16 @@ fn rank(cp: &CheckpointFiles) -> (u8, usize, String) {
 /// The best complete checkpoint among the files of one version.
 fn best_checkpoint(version: u64, files: &[&LogFile]) -> Option<CheckpointFiles> {
     let mut candidates = Vec::new();
-    let mut parts: BTreeMap<u32, Vec<Option<&LogFile>>> = BTreeMap::new();
+    // Part numbers come from file names: keep only the parts that exist
+    // (a name claiming 4294967295 parts must not size anything).
+    let mut parts: BTreeMap<u32, BTreeMap<u32, &LogFile>> = BTreeMap::new();
     for f in files.iter().filter(|f| f.size > 0) {
         let format = match f.kind {
             LogFileKind::ClassicCheckpoint => CheckpointFormat::Classic,
             LogFileKind::UuidCheckpoint { json: true } => CheckpointFormat::UuidJson,
             LogFileKind::UuidCheckpoint { json: false } => CheckpointFormat::UuidParquet,
             LogFileKind::MultiPartCheckpoint { part, parts: n } => {
-                let slots = parts.entry(n).or_insert_with(|| vec![None; n as usize]);
-                if let Some(slot) = slots.get_mut(part as usize - 1) {
-                    *slot = Some(*f);
-                }
+                parts.entry(n).or_default().insert(part, *f);
                 continue;
             }
             _ => continue,
@@ -109,13 +108,14 @@ fn best_checkpoint(version: u64, files: &[&LogFile]) -> Option<CheckpointFiles> 
             files: vec![(*f).clone()],
         });
     }
-    for slots in parts.into_values() {
-        // Only complete sets count.
-        if let Some(all) = slots.into_iter().collect::<Option<Vec<_>>>() {
+    for (n, found) in parts {
+        // Only complete sets count: parts are 1..=n (the name grammar
+        // checks that), so n distinct ones are all of them.
+        if u32::try_from(found.len()).is_ok_and(|len| len == n) {
             candidates.push(CheckpointFiles {
                 version,
                 format: CheckpointFormat::MultiPart,
-                files: all.into_iter().cloned().collect(),
+                files: found.into_values().cloned().collect(),
             });
         }
     }

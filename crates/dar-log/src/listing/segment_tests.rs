@@ -123,3 +123,19 @@ fn checkpoint_completeness_and_ranking() {
     .unwrap();
     assert!(s.checkpoint.is_none());
 }
+
+/// Part counts come from file names: a name claiming billions of parts
+/// sizes nothing (it once allocated a slot per claimed part), and the
+/// incomplete set is simply not a checkpoint.
+#[test]
+fn a_huge_part_count_in_a_name_allocates_nothing() {
+    let names = [
+        "00000000000000000000.json",
+        "00000000000000000001.json",
+        "00000000000000000001.checkpoint.0000000001.4294967295.parquet",
+        "00000000000000000001.checkpoint.4294967295.4294967295.parquet",
+    ];
+    let s = seg(&names, None).unwrap();
+    assert!(s.checkpoint.is_none());
+    assert_eq!(s.commits.len(), 2);
+}
