@@ -54,6 +54,7 @@ mod metered;
 mod options;
 mod planner;
 pub mod reader;
+mod redacted;
 mod retry;
 mod uri;
 mod wrapper;

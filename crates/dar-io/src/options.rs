@@ -113,7 +113,9 @@ impl fmt::Debug for StorageOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut map = f.debug_map();
         for (k, v) in &self.map {
-            if Self::is_public_key(k) {
+            if Self::is_public_key(k) && is_endpoint_key(k) {
+                map.entry(k, &redact_uri(v));
+            } else if Self::is_public_key(k) {
                 map.entry(k, v);
             } else {
                 map.entry(k, &REDACTED);
@@ -125,12 +127,30 @@ impl fmt::Debug for StorageOptions {
 
 /// Removes credentials from a URI for display: the password of the user-info
 /// part and every query value (SAS tokens, signatures) become `<redacted>`.
-/// Strings that do not parse as URLs are returned unchanged (plain paths carry
-/// no secrets).
+/// A string that does not parse as a URL is returned unchanged only when it
+/// is a plain path (no `scheme://`, no `@`, no `?`); otherwise all of it
+/// after the scheme is redacted, since what cannot be parsed cannot be
+/// told apart from a secret.
 pub fn redact_uri(uri: &str) -> String {
     let Ok(mut url) = url::Url::parse(uri) else {
-        return uri.to_string();
+        return match uri.split_once("://") {
+            Some((scheme, _))
+                if scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+            {
+                format!("{scheme}://{REDACTED}")
+            }
+            Some(_) => REDACTED.to_string(),
+            None if uri.contains(['@', '?']) => REDACTED.to_string(),
+            None => uri.to_string(),
+        };
     };
+    // `user:pw@host/t` parses as a URL of scheme `user` without authority:
+    // credentials in disguise.
+    if url.cannot_be_a_base() && uri.contains('@') {
+        return REDACTED.to_string();
+    }
     // A user name alone is not secret (abfss:// puts the container there);
     // with a password both go.
     if url.password().is_some() {
@@ -146,7 +166,35 @@ pub fn redact_uri(uri: &str) -> String {
             .collect();
         url.set_query(Some(&pairs.join("&")));
     }
-    url.to_string()
+    // The URL writer percent-encodes the marker in user info.
+    url.to_string().replace("%3Credacted%3E", REDACTED)
+}
+
+/// The parts of `value` (an endpoint URL given as a storage option or
+/// environment variable) that must never be printed: its user info and its
+/// query string. Empty for plain URLs.
+pub(crate) fn endpoint_secrets(value: &str) -> Vec<String> {
+    let Ok(url) = url::Url::parse(value) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if !url.username().is_empty() || url.password().is_some() {
+        let userinfo = match url.password() {
+            Some(p) => format!("{}:{p}", url.username()),
+            None => url.username().to_string(),
+        };
+        out.push(userinfo);
+    }
+    if let Some(q) = url.query().filter(|q| !q.is_empty()) {
+        out.push(q.to_string());
+    }
+    out
+}
+
+/// Whether the storage option (or environment variable) `key` names an
+/// endpoint URL.
+pub(crate) fn is_endpoint_key(key: &str) -> bool {
+    key.to_ascii_lowercase().contains("endpoint")
 }
 
 #[cfg(test)]

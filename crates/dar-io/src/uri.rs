@@ -35,7 +35,8 @@ use crate::checked::CheckedStore;
 use crate::cost::{CostModel, CostParams};
 use crate::error::{Error, Result};
 use crate::metered::{IoMetrics, MeteredStore};
-use crate::options::{StorageOptions, redact_uri};
+use crate::options::{StorageOptions, endpoint_secrets, is_endpoint_key, redact_uri};
+use crate::redacted::RedactedStore;
 use crate::retry::RetryPolicy;
 
 /// Which kind of backend a table lives on.
@@ -270,6 +271,14 @@ impl TableStoreBuilder {
             Some(s) => s,
             None => self.backend_store(&location)?,
         };
+        // Endpoint URLs may carry user info or a query that object_store
+        // quotes in its request errors: those errors are scrubbed.
+        let secrets = self.endpoint_secrets();
+        let backend_store: Arc<dyn ObjectStore> = if secrets.is_empty() {
+            backend_store
+        } else {
+            Arc::new(RedactedStore::new(backend_store, secrets))
+        };
         let remote = location.backend.is_remote();
         let limit = self
             .max_concurrency
@@ -312,6 +321,27 @@ impl TableStoreBuilder {
         };
         all.into_iter()
             .filter(|(k, _)| k.starts_with(prefix))
+            .collect()
+    }
+
+    /// The user info and queries of every endpoint URL in the options and
+    /// the cloud environment variables.
+    fn endpoint_secrets(&self) -> Vec<String> {
+        let env = match &self.env {
+            Some(e) => e.clone(),
+            None => std::env::vars().collect(),
+        };
+        let cloud_env = env.into_iter().filter(|(k, _)| {
+            ["AWS_", "AZURE_", "GOOGLE_"]
+                .iter()
+                .any(|p| k.starts_with(p))
+        });
+        self.options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain(cloud_env)
+            .filter(|(k, _)| is_endpoint_key(k))
+            .flat_map(|(_, v)| endpoint_secrets(&v))
             .collect()
     }
 
@@ -381,6 +411,7 @@ impl TableStoreBuilder {
         }
         for (k, v) in self.env_with_prefix(B::ENV_PREFIX) {
             if let Ok(key) = k.to_ascii_lowercase().parse::<B::Key>() {
+                check_endpoint(&k, &v)?;
                 b = b.with_key(key, v);
             }
         }
@@ -389,10 +420,37 @@ impl TableStoreBuilder {
                 key: k.to_string(),
                 backend: B::BACKEND,
             })?;
+            check_endpoint(k, v)?;
             b = b.with_key(key, v.to_string());
         }
         Ok(b.with_http_retry(self.retry.http_config()))
     }
+}
+
+/// An endpoint option (or variable) `key` must hold an http(s) URL that
+/// parses, port included: object_store unwraps it deep in its credential
+/// code, and a bad one panicked there (`http://127.0.0.1:99999`). The
+/// value is never echoed.
+#[cfg(any(feature = "aws", feature = "azure", feature = "gcp", test))]
+fn check_endpoint(key: &str, value: &str) -> Result<()> {
+    if !is_endpoint_key(key) {
+        return Ok(());
+    }
+    let invalid = |reason: String| Error::InvalidOption {
+        key: key.to_string(),
+        reason,
+    };
+    let url = url::Url::parse(value).map_err(|e| invalid(format!("not a URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid(format!(
+            "the scheme must be http or https, not '{}'",
+            url.scheme()
+        )));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("the URL has no host".to_string()));
+    }
+    Ok(())
 }
 
 /// Builds a configured cloud store; `uri` (already redacted) names it in errors.

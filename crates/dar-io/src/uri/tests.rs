@@ -233,3 +233,99 @@ fn gcs_urls_with_feature() {
     assert_eq!(t.backend(), Backend::Gcs);
     assert_eq!(t.root().as_ref(), "pre/fix");
 }
+
+/// Endpoint URLs carry no secret into errors: user info and queries of
+/// `aws_endpoint` and `AWS_ENDPOINT_URL` are scrubbed from request errors,
+/// and an endpoint that does not parse (a port out of range once panicked
+/// inside object_store) is refused, naming the option, never its value.
+#[tokio::test]
+async fn endpoint_secrets_never_reach_an_error() {
+    use object_store::ObjectStoreExt;
+    let endpoints = [
+        (
+            "aws_endpoint",
+            "http://user:hunter2@127.0.0.1:1/?token=tok-9z",
+        ),
+        (
+            "aws_metadata_endpoint",
+            "http://md:pw-7q@127.0.0.1:1/?x=tok-9z",
+        ),
+    ];
+    for (key, value) in endpoints {
+        let t = no_env(TableStore::builder("s3://bucket/t"))
+            .with_options(
+                StorageOptions::new()
+                    .with("aws_endpoint", "http://127.0.0.1:1")
+                    .with(key, value)
+                    .with("aws_allow_http", "true")
+                    .with("aws_region", "us-east-1")
+                    .with("aws_access_key_id", KEY_ID)
+                    .with("aws_secret_access_key", SECRET),
+            )
+            .with_retry(RetryPolicy::default().with_max_attempts(1))
+            .build()
+            .unwrap();
+        let err = t.store().get(&Path::from("t/x")).await.unwrap_err();
+        let text = format!("{err} / {err:?}");
+        for secret in ["hunter2", "pw-7q", "tok-9z", SECRET] {
+            assert!(!text.contains(secret), "{key}: {text}");
+        }
+    }
+    let t = TableStore::builder("s3://bucket/t")
+        .with_env(vec![
+            (
+                "AWS_ENDPOINT_URL".to_string(),
+                "http://u:pw-env@127.0.0.1:1/?sig=s1g".to_string(),
+            ),
+            ("AWS_ALLOW_HTTP".to_string(), "true".to_string()),
+            ("AWS_REGION".to_string(), "us-east-1".to_string()),
+            ("AWS_ACCESS_KEY_ID".to_string(), KEY_ID.to_string()),
+            ("AWS_SECRET_ACCESS_KEY".to_string(), SECRET.to_string()),
+        ])
+        .with_retry(RetryPolicy::default().with_max_attempts(1))
+        .build()
+        .unwrap();
+    let err = t.store().get(&Path::from("t/x")).await.unwrap_err();
+    let text = format!("{err} / {err:?}");
+    assert!(!text.contains("pw-env") && !text.contains("s1g"), "{text}");
+
+    for bad in [
+        "http://127.0.0.1:99999",
+        "not a url",
+        "ftp://127.0.0.1/",
+        "http://",
+    ] {
+        let e = no_env(TableStore::builder("s3://bucket/t"))
+            .with_options(StorageOptions::new().with("aws_endpoint", bad))
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidOption { key, .. } if key == "aws_endpoint"),
+            "{bad}: {e}"
+        );
+        assert!(!e.to_string().contains(bad), "{e}");
+    }
+}
+
+/// What does not parse as a URI is printed only when it is a plain path.
+#[test]
+fn unparseable_uris_are_redacted_whole() {
+    assert_eq!(redact_uri("/tmp/a table"), "/tmp/a table");
+    for secret_bearing in [
+        "s3://AKIA:sec ret@bu cket/t",
+        "s3://user:pw@[::1/t",
+        "user:pw@host/t",
+        "tbl?sig=abc",
+    ] {
+        let r = redact_uri(secret_bearing);
+        assert!(
+            !r.contains("pw") && !r.contains("sec") && !r.contains("abc"),
+            "{r}"
+        );
+        assert!(r.contains(crate::options::REDACTED), "{r}");
+    }
+    assert_eq!(
+        redact_uri("s3://AKIA:topsecret@bucket/t"),
+        "s3://<redacted>:<redacted>@bucket/t"
+    );
+}
