@@ -136,7 +136,10 @@ mod tests {
         let near = error_site(&format!("a >{}", "x".repeat(100)), &parse_error(1, 3));
         assert_eq!(
             near.map(|s| s.to_string()),
-            Some(format!("near \"{}... (101 bytes)\"", &format!(">{}", "x".repeat(29))))
+            Some(format!(
+                "near \"{}... (101 bytes)\"",
+                &format!(">{}", "x".repeat(29))
+            ))
         );
     }
 }
