@@ -22,8 +22,14 @@ pub fn timestamp_ms(value: &Bound<'_, PyAny>) -> PyResult<i64> {
         let seconds: f64 = value.call_method0("timestamp")?.extract()?;
         return Ok((seconds * 1000.0).round() as i64);
     }
+    if value.is_instance_of::<PyInt>()
+        && let Ok(ms) = value.extract::<i64>()
+    {
+        return Ok(ms);
+    }
     if value.is_instance_of::<PyString>() || value.is_instance_of::<PyInt>() {
-        // An int as its digits: one parser, and no overflow of its own.
+        // An int beyond 64 bits as its digits: dar-scan's parser says what
+        // is wrong, and Python raises no OverflowError.
         let text = value.str()?.to_string();
         return dar_scan::parse_timestamp_ms(&text).map_err(option_to_py);
     }
@@ -36,6 +42,10 @@ pub fn timestamp_ms(value: &Bound<'_, PyAny>) -> PyResult<i64> {
 
 /// `version=`: a non-negative `int`.
 pub fn version(value: &Bound<'_, PyInt>) -> PyResult<u64> {
+    if let Ok(v) = value.extract::<u64>() {
+        return Ok(v);
+    }
+    // Negative or beyond 64 bits: dar-scan's parser words the error.
     let text = value.str()?.to_string();
     dar_scan::parse_version(&text).map_err(option_to_py)
 }

@@ -19,6 +19,12 @@ use dar_io::StorageOptions;
 
 use crate::table::TableOptions;
 
+/// Characters of a version's or timestamp's text an error quotes at most.
+const TEXT_LIMIT: usize = 64;
+
+/// The most digits of milliseconds since the epoch that always fit `i64`.
+const MILLIS_DIGITS: usize = 18;
+
 /// The table options that are given as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -91,9 +97,6 @@ pub enum TableOptionError {
     },
 }
 
-/// Characters of a version's or timestamp's text an error quotes at most.
-const TEXT_LIMIT: usize = 64;
-
 impl TableOptionError {
     /// The option the error is about (a conflict: the timestamp).
     pub fn option(&self) -> TableOption {
@@ -124,19 +127,16 @@ impl TableOptionError {
                 format!("invalid {name} '{text}': expected a non-negative integer")
             }
             Self::VersionOutOfRange { text } => {
-                format!(
-                    "invalid {name} '{text}': out of range (at most {})",
-                    u64::MAX
-                )
+                let max = u64::MAX;
+                format!("invalid {name} '{text}': out of range (at most {max})")
             }
             Self::Timestamp { text, reason } => format!(
                 "invalid {name} '{text}': neither RFC 3339 (like 2024-01-31T12:00:00Z) nor \
                  milliseconds since the epoch ({reason})"
             ),
             Self::TimestampMillisOutOfRange { text } => format!(
-                "invalid {name} '{text}': milliseconds since the epoch out of range (at most {} \
-                 digits)",
-                MILLIS_DIGITS
+                "invalid {name} '{text}': milliseconds since the epoch out of range (at most \
+                 {MILLIS_DIGITS} digits)"
             ),
             Self::TimestampYearOutOfRange { text } => format!(
                 "invalid {name} '{text}': out of range (RFC 3339 years run from 0000 to 9999)"
@@ -157,9 +157,6 @@ impl fmt::Display for TableOptionError {
 }
 
 impl std::error::Error for TableOptionError {}
-
-/// The most digits of milliseconds since the epoch that always fit `i64`.
-const MILLIS_DIGITS: usize = 18;
 
 /// `text` as an error quotes it: trimmed, shortened when long.
 fn quoted(text: &str) -> String {
