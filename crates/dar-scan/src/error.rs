@@ -237,7 +237,7 @@ pub enum ScanError {
     TableOption {
         /// What is wrong with it.
         #[from]
-        source: crate::options::TableOptionError,
+        source: crate::option_error::TableOptionError,
     },
 }
 

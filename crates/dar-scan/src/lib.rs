@@ -69,6 +69,7 @@ mod kind;
 mod limit;
 mod live;
 mod metrics;
+mod option_error;
 mod options;
 mod plan;
 mod predicate;
@@ -93,9 +94,8 @@ pub use error::{Result, ScanError};
 pub use files::{FileColumns, files_batch};
 pub use kind::ErrorKind;
 pub use metrics::{MetricsSnapshot, ScanMetrics, Stage};
-pub use options::{
-    TableOption, TableOptionError, parse_storage_options, parse_timestamp_ms, parse_version,
-};
+pub use option_error::{TableOption, TableOptionError};
+pub use options::{parse_storage_options, parse_timestamp_ms, parse_version};
 pub use plan::ScanPlan;
 pub use render::{build_error_message, one_line};
 pub use runtime::{

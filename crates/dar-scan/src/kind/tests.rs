@@ -7,7 +7,7 @@ use dar_log::schema::ColumnMappingMode;
 use parquet::errors::ParquetError;
 
 use super::*;
-use crate::options::TableOptionError;
+use crate::option_error::TableOptionError;
 
 fn s(text: &str) -> String {
     text.to_string()
