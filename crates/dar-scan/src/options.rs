@@ -31,6 +31,11 @@ fn quoted(text: &str) -> String {
 
 /// Parses a version: a non-negative integer (blanks around it ignored).
 ///
+/// # Errors
+///
+/// [`TableOptionError::Version`] for anything else,
+/// [`TableOptionError::VersionOutOfRange`] beyond `u64::MAX`.
+///
 /// ```
 /// assert_eq!(dar_scan::parse_version(" 3 ")?, 3);
 /// assert!(dar_scan::parse_version("-1").is_err());
@@ -50,6 +55,13 @@ pub fn parse_version(text: &str) -> Result<u64, TableOptionError> {
 /// Parses a timestamp: RFC 3339 (`2024-01-31T12:00:00Z`,
 /// `2024-01-31T12:00:00.5+01:00`) or an integer number of milliseconds
 /// since the epoch; blanks around it ignored.
+///
+/// # Errors
+///
+/// [`TableOptionError::TimestampMillisOutOfRange`] for digits that do not
+/// fit `i64`, [`TableOptionError::TimestampYearOutOfRange`] for a year of
+/// more than four digits, [`TableOptionError::Timestamp`] for text that
+/// is neither form (with the RFC 3339 parser's reason).
 ///
 /// ```
 /// assert_eq!(dar_scan::parse_timestamp_ms("2024-01-31T12:00:00Z")?, 1_706_702_400_000);
@@ -83,6 +95,10 @@ pub fn parse_timestamp_ms(text: &str) -> Result<i64, TableOptionError> {
 /// entry without `=` or with an empty key is an error naming its position,
 /// never its text.
 ///
+/// # Errors
+///
+/// [`TableOptionError::StorageEntry`], naming the first malformed entry.
+///
 /// ```
 /// let options = dar_scan::parse_storage_options(&["AWS_REGION=eu-west-1"])?;
 /// assert_eq!(options.get("aws_region"), Some("eu-west-1"));
@@ -108,8 +124,14 @@ impl TableOptions {
     /// configuration map give them: `version` ([`parse_version`]),
     /// `timestamp` ([`parse_timestamp_ms`]), and every other key a storage
     /// option (its value kept as given). Keys are trimmed and
-    /// case-insensitive; giving both `version` and `timestamp`, or either
-    /// twice, is an error.
+    /// case-insensitive.
+    ///
+    /// # Errors
+    ///
+    /// A version or timestamp that does not parse (as [`parse_version`] and
+    /// [`parse_timestamp_ms`]), [`TableOptionError::VersionAndTimestamp`]
+    /// when both are given, [`TableOptionError::Repeated`] when either is
+    /// given twice.
     ///
     /// ```
     /// use dar_scan::{TableOptions, VersionSpec};
@@ -135,6 +157,10 @@ impl TableOptions {
     /// [`Self::from_pairs`] onto these options: a version or timestamp
     /// among `pairs` replaces the one set before; storage options are added
     /// to those set before, a key given here winning.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::from_pairs`].
     pub fn with_pairs<K, V>(
         mut self,
         pairs: impl IntoIterator<Item = (K, V)>,
