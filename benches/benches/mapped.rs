@@ -65,8 +65,7 @@ fn table_dir(rt: &tokio::runtime::Runtime) -> PathBuf {
     }
     std::fs::create_dir_all(&dir).unwrap();
     rt.block_on(async {
-        let store: Arc<dyn ObjectStore> =
-            Arc::new(LocalFileSystem::new_with_prefix(&dir).unwrap());
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(&dir).unwrap());
         let schema = Arc::new(Schema::new(
             (0..COLUMNS)
                 .map(|j| Field::new(format!("c{j:03}"), DataType::Int64, true))
@@ -100,7 +99,10 @@ async fn scan(uri: &str) -> usize {
     let table = Table::open(uri).await.unwrap();
     let plan = table.scan().with_batch_size(BATCH).build().unwrap();
     let batches: Vec<RecordBatch> = plan.execute().try_collect().await.unwrap();
-    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), FILES * ROWS);
+    assert_eq!(
+        batches.iter().map(|b| b.num_rows()).sum::<usize>(),
+        FILES * ROWS
+    );
     batches.len()
 }
 
@@ -118,7 +120,9 @@ fn main() {
     g.sample_size(10)
         .measurement_time(Duration::from_secs(8))
         .warm_up_time(Duration::from_secs(1));
-    g.bench_function("full/dar", |b| b.iter(|| black_box(rt.block_on(scan(&uri)))));
+    g.bench_function("full/dar", |b| {
+        b.iter(|| black_box(rt.block_on(scan(&uri))))
+    });
     g.finish();
     c.final_summary();
 }

@@ -66,8 +66,8 @@ impl HandTable {
             std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
         let file = File::create(&path).map_err(|e| io(&path, e))?;
-        let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props))
-            .map_err(|e| io(&path, e))?;
+        let mut w =
+            ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| io(&path, e))?;
         w.write(batch).map_err(|e| io(&path, e))?;
         w.close().map_err(|e| io(&path, e))?;
         let size = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();

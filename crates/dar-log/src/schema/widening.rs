@@ -59,7 +59,11 @@ fn integer_digits(p: PrimitiveType) -> Option<u8> {
 /// history order. Entries that do not parse are left out (validation
 /// reports them).
 pub fn earlier_types(field: &StructField) -> Vec<PrimitiveType> {
-    let Some(changes) = field.metadata.get(TYPE_CHANGES_KEY).and_then(Value::as_array) else {
+    let Some(changes) = field
+        .metadata
+        .get(TYPE_CHANGES_KEY)
+        .and_then(Value::as_array)
+    else {
         return Vec::new();
     };
     changes

@@ -427,7 +427,10 @@ fn public_futures_and_streams_are_send() {
         store: dar_io::TableStore,
     ) {
         send(Table::open("memory://t"));
-        send(Table::open_with("memory://t", dar_scan::TableOptions::new()));
+        send(Table::open_with(
+            "memory://t",
+            dar_scan::TableOptions::new(),
+        ));
         send(Table::from_store(store, dar_scan::TableOptions::new()));
         send(table.refresh());
         send(plan.collect());
