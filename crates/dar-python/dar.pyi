@@ -6,7 +6,9 @@
 
 A `Scan` implements the Arrow PyCapsule interface (`__arrow_c_stream__`),
 so `polars.from_arrow(scan)`, `pyarrow.table(scan)` and DuckDB take it as it
-is. Errors are `DarError`s with the `dar` command's one-line messages.
+is. Errors are `DarError`s, one subclass per kind of failure, with dar's
+one-line messages (those of the `dar` command, naming options as this
+module does rather than as command-line flags).
 """
 
 import datetime
@@ -18,7 +20,7 @@ import pyarrow
 __version__: str
 
 class DarError(Exception):
-    """Base class of every error dar raises; the message is the `dar` command's one-line message."""
+    """Base class of every error dar raises; the message is dar's one-line message."""
 
 class NotFoundError(DarError):
     """The table has no Delta log, or the version or timestamp is outside its history."""
@@ -38,6 +40,15 @@ class StorageError(DarError):
 class CorruptDataError(DarError):
     """The Delta log, a checkpoint, a data file or a deletion vector is malformed or inconsistent."""
 
+class SchemaViolationError(CorruptDataError):
+    """A data file breaks the schema the table declares: nulls in, or no values for, a column declared not null, or a column of another type."""
+
+class PathRefusedError(DarError):
+    """The log names a data or deletion-vector file dar may not read: outside the table root while paths are confined to it, or on another store."""
+
+class InternalError(DarError):
+    """dar itself failed (a decoder task stopped, an Arrow kernel failed): no input explains it; please report it."""
+
 class Table:
     """A Delta table at one version, opened from a path or a `file://` or `s3://` URI.
 
@@ -55,6 +66,17 @@ class Table:
             (`aws_endpoint`, `aws_region`, `aws_access_key_id`, ...); the
             usual `AWS_*` environment variables are read too, options given
             here win.
+        confine_paths: refuse every data or deletion-vector file outside
+            the table root (absolute paths elsewhere, files on other
+            stores), as `dar --confine-paths`, for tables you do not trust.
+
+    Raises:
+        NotFoundError: no Delta log, or a version or timestamp outside the history.
+        ProtocolUnsupportedError: a reader version or feature dar cannot read.
+        InvalidArgumentError: a negative version, a timestamp that does not
+            parse, a bad URI or storage option.
+        StorageError: the object store failed.
+        CorruptDataError: the log or a checkpoint is broken.
     """
 
     def __init__(
@@ -64,6 +86,7 @@ class Table:
         version: Optional[int] = None,
         timestamp: Union[int, str, datetime.datetime, None] = None,
         storage_options: Optional[Mapping[str, str]] = None,
+        confine_paths: bool = False,
     ) -> None: ...
     @property
     def uri(self) -> str:
@@ -105,8 +128,12 @@ class Table:
             batch_size: rows per batch.
 
         Raises:
-            InvalidArgumentError: an unknown column, a negative limit.
+            InvalidArgumentError: an unknown column, a limit or batch size
+                out of range (negative, 0 for `batch_size`, 2**63 or more).
             InvalidPredicateError: a filter that does not parse or fit the schema.
+
+        Reading the scan raises `StorageError`, `CorruptDataError`,
+        `SchemaViolationError`, `PathRefusedError` or `InternalError`.
         """
 
 class Scan:

@@ -36,7 +36,7 @@ pub enum Command {
     /// formats.
     Scan(ScanArgs),
     /// A SQL query (DataFusion) over Delta tables: tables named with
-    /// `--table NAME=URI`, or `delta_scan('uri' [, version])` in the query.
+    /// `--table NAME=URI`, or `delta_scan('uri' [, version | 'timestamp'])` in the query.
     #[cfg(feature = "sql")]
     Sql(SqlArgs),
     /// A worker for `dar sql --workers`: runs query stages (Delta scans
@@ -202,7 +202,7 @@ pub struct SqlArgs {
     pub query: String,
 
     /// A table the query can name, as `NAME=URI` (repeatable). Tables can
-    /// also be read inline with `delta_scan('uri' [, version])`.
+    /// also be read inline with `delta_scan('uri' [, version | 'timestamp'])`.
     #[arg(long = "table", value_name = "NAME=URI")]
     pub tables: Vec<String>,
 

@@ -5,7 +5,6 @@
 //! they reach an error, and storage option values are never quoted.
 
 use std::error::Error as StdError;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use dar_scan::ScanError;
@@ -28,6 +27,16 @@ pub enum CliError {
         argument: &'static str,
         /// What is wrong.
         reason: String,
+    },
+
+    /// A table option flag (`--timestamp`, `--storage-option`) does not
+    /// parse: dar-scan's message, naming the flag.
+    #[error("{}", .error.message_for(.flag))]
+    TableOption {
+        /// The flag, as on the command line.
+        flag: &'static str,
+        /// What is wrong with its value.
+        error: dar_scan::TableOptionError,
     },
 
     /// Opening, planning or reading the table failed.
@@ -198,22 +207,9 @@ impl CliError {
     }
 }
 
-/// The error and its causes on one line: each cause is appended after `: `
-/// unless the message so far already contains it (most errors of the dar
-/// crates already print their source).
-pub fn one_line(error: &(dyn StdError + 'static)) -> String {
-    let mut line = error.to_string();
-    let mut current = error.source();
-    while let Some(cause) = current {
-        let text = cause.to_string();
-        if !text.is_empty() && !line.contains(&text) {
-            let _ = write!(line, ": {text}");
-        }
-        current = cause.source();
-    }
-    // A message is one line even when a lower layer's is not.
-    line.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+/// The error and its causes on one line (dar-scan's renderer, which the
+/// Python module and SQL share).
+pub use dar_scan::one_line;
 
 #[cfg(test)]
 mod tests {

@@ -14,9 +14,11 @@ use crate::provider::{DeltaTableProvider, scan_error};
 
 /// Makes [`DeltaTableProvider`]s for `STORED AS DELTA`. The schema and
 /// partitioning come from the Delta log, so the statement gives neither.
-/// `OPTIONS ('version' '3')` or `OPTIONS ('timestamp' '<ms since the
-/// epoch>')` travel in time; any other option is a storage option (added
-/// to the factory's own).
+/// `OPTIONS ('version' '3')` or `OPTIONS ('timestamp'
+/// '2024-01-31T12:00:00Z')` (RFC 3339, or milliseconds since the epoch)
+/// travel in time; any other option is a storage option (added to the
+/// factory's own). The options parse as [`TableOptions::from_pairs`] has
+/// it, as the `dar` command line and the Python module parse theirs.
 #[derive(Debug, Clone, Default)]
 pub struct DeltaTableFactory {
     storage: StorageOptions,
@@ -59,34 +61,15 @@ impl TableProviderFactory for DeltaTableFactory {
                 ));
             }
         };
-        let mut storage = self.storage.clone();
-        let mut options = TableOptions::new();
-        for (key, value) in &cmd.options {
-            // DataFusion may prefix statement options with `format.`.
-            let key = key.strip_prefix("format.").unwrap_or(key);
-            match key {
-                "version" => {
-                    let v = value.trim().parse::<u64>().map_err(|_| {
-                        invalid(
-                            &name,
-                            format!(
-                                "option 'version' must be a non-negative integer, not '{value}'"
-                            ),
-                        )
-                    })?;
-                    options = options.with_version(v);
-                }
-                "timestamp" => {
-                    let t = value.trim().parse::<i64>().map_err(|_| {
-                        invalid(&name, format!("option 'timestamp' must be milliseconds since the epoch, not '{value}'"))
-                    })?;
-                    options = options.with_timestamp_ms(t);
-                }
-                // Never echo the value: it may be a credential.
-                _ => storage.insert(key, value.clone()),
-            }
-        }
-        let options = options.with_storage_options(storage);
+        // DataFusion may prefix statement options with `format.`.
+        let pairs = cmd
+            .options
+            .iter()
+            .map(|(key, value)| (key.strip_prefix("format.").unwrap_or(key), value));
+        let options = TableOptions::new()
+            .with_storage_options(self.storage.clone())
+            .with_pairs(pairs)
+            .map_err(|e| invalid(&name, e.to_string()))?;
         // The opening future is not `Send` (a `TableProviderFactory` future
         // must be): run it on a blocking thread of the current runtime.
         let handle = tokio::runtime::Handle::current();

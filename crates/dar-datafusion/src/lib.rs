@@ -20,7 +20,7 @@
 //!   [`DeltaScanExec::decode`] carry it to another process (spec and tasks,
 //!   never credentials), and [`DeltaScanExec::split`] divides its files
 //!   among workers; `dar-distributed` builds on them.
-//! * [`register_dar`]: the table function `delta_scan('uri' [, version])`
+//! * [`register_dar`]: the table function `delta_scan('uri' [, version | 'timestamp'])`
 //!   and `CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION 'uri'`.
 //!
 //! ```
@@ -72,7 +72,7 @@ pub const DELTA_SCAN_FUNCTION: &str = "delta_scan";
 pub const DELTA_FILE_TYPE: &str = "DELTA";
 
 /// Registers dar in `ctx` with default options: the table function
-/// `delta_scan('uri' [, version])` and `STORED AS DELTA`.
+/// `delta_scan('uri' [, version | 'timestamp'])` and `STORED AS DELTA`.
 pub fn register_dar(ctx: &SessionContext) {
     register_dar_with(ctx, StorageOptions::new(), DeltaScanOptions::default());
 }

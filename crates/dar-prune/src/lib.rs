@@ -13,6 +13,9 @@
 //! * [`Predicate`]: an `Expr` validated against an Arrow schema (unknown
 //!   columns and incompatible literals are errors, with suggestions),
 //!   literals coerced losslessly to the column types.
+//! * Messages about a predicate's text: [`quote_predicate`], [`error_site`]
+//!   (` near "> 5"` for a parse error) and [`nearest_columns`] (the names a
+//!   misspelt column may have meant).
 //! * [`Predicate::evaluate`] / [`Predicate::filter`]: exact evaluation with
 //!   arrow-rs kernels; [`Predicate::columns`] is the projection a Parquet
 //!   `ArrowPredicate` needs.
@@ -70,6 +73,7 @@ mod error;
 mod eval;
 mod expr;
 mod in_list;
+mod messages;
 mod parse;
 mod predicate;
 mod schema_lookup;
@@ -77,8 +81,10 @@ mod schema_lookup;
 pub use error::{PruneError, Result};
 pub use eval::column_array;
 pub use expr::{CmpOp, ColumnPath, Expr, MAX_EXPR_DEPTH, Scalar, UTC, col, lit};
+pub use messages::{ErrorSite, error_site, quote_predicate};
 pub use parse::{MAX_KEYWORD_PAREN_DEPTH, MAX_NAME_PARTS, parse_expr};
 pub use predicate::Predicate;
+pub use schema_lookup::nearest_columns;
 mod pruning;
 mod stats;
 

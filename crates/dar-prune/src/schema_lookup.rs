@@ -42,9 +42,28 @@ pub(crate) fn resolve<'a>(schema: &'a Schema, path: &ColumnPath) -> Result<&'a F
 /// Up to three existing column paths nearest to `path` (case-insensitive
 /// edit distance over the dotted form), closest first.
 fn suggestions(schema: &Schema, path: &ColumnPath) -> Vec<String> {
+    nearest_columns(schema.fields(), &path.to_string())
+}
+
+/// Up to three column paths of `fields` (struct fields as `a.b`) near
+/// `wanted`, closest first, for "did you mean" messages: case-insensitive
+/// edit distance over the dotted form, at most a third of `wanted`'s
+/// length (and at least 2) away, so an unrelated name suggests nothing.
+///
+/// ```
+/// use arrow_schema::{DataType, Field, Fields};
+///
+/// let fields = Fields::from(vec![
+///     Field::new("fare", DataType::Float64, true),
+///     Field::new("day", DataType::Date32, true),
+/// ]);
+/// assert_eq!(dar_prune::nearest_columns(&fields, "FAIR"), ["fare"]);
+/// assert!(dar_prune::nearest_columns(&fields, "passenger_count").is_empty());
+/// ```
+pub fn nearest_columns(fields: &Fields, wanted: &str) -> Vec<String> {
     let mut all = Vec::new();
-    collect_paths(schema.fields(), &mut Vec::new(), &mut all);
-    let wanted = path.to_string().to_lowercase();
+    collect_paths(fields, &mut Vec::new(), &mut all);
+    let wanted = wanted.to_lowercase();
     let limit = (wanted.chars().count() / 3).max(2);
     let mut scored: Vec<(usize, String)> = all
         .into_iter()

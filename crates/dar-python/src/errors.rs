@@ -1,22 +1,26 @@
 //! The `dar.DarError` exception hierarchy, and how a Rust error becomes one.
 //!
-//! Messages are the CLI's: [`dar_cli::one_line`] over the same
-//! [`CliError`] the `dar` command would print (after its `dar: error: `
-//! prefix). The class says what kind of failure it is:
+//! The class is the error's [`ErrorKind`] (dar-scan's
+//! [`ScanError::kind`]), one class per kind; the message is dar-scan's
+//! one-line rendering ([`dar_scan::one_line`], and
+//! [`dar_scan::build_error_message`] for a scan that cannot be planned),
+//! which names options as the library does (`timestamp`, `predicate`),
+//! never as the `dar` command's flags:
 //!
 //! ```text
 //! DarError
 //! ├── NotFoundError             no Delta log, version or timestamp outside the history
 //! ├── ProtocolUnsupportedError  a reader version, feature, format or type dar cannot read
 //! ├── InvalidPredicateError     the filter does not parse or does not fit the schema
-//! ├── InvalidArgumentError      a bad option: unknown column, timestamp, limit, URI, ...
+//! ├── InvalidArgumentError      a bad argument: unknown column, timestamp, limit, URI, ...
 //! ├── StorageError              the object store failed (network, credentials, missing object)
-//! └── CorruptDataError          the log, a checkpoint, a data file or a DV is broken
+//! ├── CorruptDataError          the log, a checkpoint, a data file or a DV is broken
+//! │   └── SchemaViolationError  a data file breaks the declared schema (nulls in a non-null column)
+//! ├── PathRefusedError          a data or DV file outside the root (confine_paths) or on another store
+//! └── InternalError             dar itself failed (a decoder task stopped): a bug to report
 //! ```
 
-use dar_cli::CliError;
-use dar_log::LogError;
-use dar_scan::ScanError;
+use dar_scan::{ErrorKind, ScanError, Table, TableOptionError};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
@@ -24,7 +28,7 @@ pyo3::create_exception!(
     dar,
     DarError,
     PyException,
-    "Base class of every error dar raises; the message is the `dar` command's one-line message."
+    "Base class of every error dar raises; the message is dar's one-line message."
 );
 pyo3::create_exception!(
     dar,
@@ -62,6 +66,24 @@ pyo3::create_exception!(
     DarError,
     "The Delta log, a checkpoint, a data file or a deletion vector is malformed or inconsistent."
 );
+pyo3::create_exception!(
+    dar,
+    SchemaViolationError,
+    CorruptDataError,
+    "A data file breaks the schema the table declares: nulls in, or no values for, a column declared not null, or a column of another type."
+);
+pyo3::create_exception!(
+    dar,
+    PathRefusedError,
+    DarError,
+    "The log names a data or deletion-vector file dar may not read: outside the table root while paths are confined to it, or on another store."
+);
+pyo3::create_exception!(
+    dar,
+    InternalError,
+    DarError,
+    "dar itself failed (a decoder task stopped, an Arrow kernel failed): no input explains it; please report it."
+);
 
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -82,119 +104,55 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("StorageError", py.get_type::<StorageError>())?;
     m.add("CorruptDataError", py.get_type::<CorruptDataError>())?;
+    m.add(
+        "SchemaViolationError",
+        py.get_type::<SchemaViolationError>(),
+    )?;
+    m.add("PathRefusedError", py.get_type::<PathRefusedError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
     Ok(())
 }
 
-/// The kinds of failure, one per exception class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Other,
-    NotFound,
-    Protocol,
-    Predicate,
-    Argument,
-    Storage,
-    Corrupt,
-}
-
-/// The Python exception for `error`, with the CLI's one-line message.
-pub fn to_py(error: CliError) -> PyErr {
-    let message = dar_cli::one_line(&error);
-    match kind(&error) {
-        Kind::Other => DarError::new_err(message),
-        Kind::NotFound => NotFoundError::new_err(message),
-        Kind::Protocol => ProtocolUnsupportedError::new_err(message),
-        Kind::Predicate => InvalidPredicateError::new_err(message),
-        Kind::Argument => InvalidArgumentError::new_err(message),
-        Kind::Storage => StorageError::new_err(message),
-        Kind::Corrupt => CorruptDataError::new_err(message),
+/// The exception of `kind` with `message`.
+pub fn exception(kind: ErrorKind, message: String) -> PyErr {
+    match kind {
+        ErrorKind::NotFound => NotFoundError::new_err(message),
+        ErrorKind::ProtocolUnsupported => ProtocolUnsupportedError::new_err(message),
+        ErrorKind::InvalidPredicate => InvalidPredicateError::new_err(message),
+        ErrorKind::InvalidArgument => InvalidArgumentError::new_err(message),
+        ErrorKind::Storage => StorageError::new_err(message),
+        ErrorKind::CorruptData => CorruptDataError::new_err(message),
+        ErrorKind::SchemaViolation => SchemaViolationError::new_err(message),
+        ErrorKind::PathRefused => PathRefusedError::new_err(message),
+        ErrorKind::Internal => InternalError::new_err(message),
+        // A kind added to dar-scan after this module: still a DarError.
+        _ => DarError::new_err(message),
     }
 }
 
-/// The Python exception for a scan error.
+/// The Python exception for a scan error, with its one-line message.
 pub fn scan_to_py(error: ScanError) -> PyErr {
-    to_py(CliError::Scan(error))
+    exception(error.kind(), dar_scan::one_line(&error))
 }
 
-/// An [`InvalidArgumentError`] for `argument` (named as on the `dar`
-/// command line, like the CLI's messages).
-pub fn invalid_argument(argument: &'static str, reason: impl Into<String>) -> PyErr {
-    to_py(CliError::InvalidArgument {
-        argument,
-        reason: reason.into(),
-    })
+/// The Python exception for a scan of `table` that cannot be planned, with
+/// the filter text `filter`: dar-scan's message naming the nearest columns
+/// or pointing into the filter.
+pub fn build_to_py(table: &Table, filter: Option<&str>, error: ScanError) -> PyErr {
+    exception(
+        error.kind(),
+        dar_scan::build_error_message(table, filter, &error),
+    )
 }
 
-fn kind(error: &CliError) -> Kind {
-    match error {
-        CliError::Filter { .. } => Kind::Predicate,
-        CliError::Usage { .. }
-        | CliError::InvalidArgument { .. }
-        | CliError::UnknownColumn { .. } => Kind::Argument,
-        CliError::Scan(e) => scan_kind(e),
-        CliError::FileIndex { source, .. } | CliError::CommitTimestamp { source, .. } => {
-            log_kind(source)
-        }
-        _ => Kind::Other,
-    }
+/// The Python exception for a table option that does not parse.
+pub fn option_to_py(error: TableOptionError) -> PyErr {
+    scan_to_py(ScanError::from(error))
 }
 
-fn scan_kind(error: &ScanError) -> Kind {
-    match error {
-        ScanError::Open { source, .. } => io_kind(source),
-        ScanError::Log { source, .. } => log_kind(source),
-        ScanError::UnknownColumn { .. } | ScanError::InvalidOption { .. } => Kind::Argument,
-        ScanError::Predicate { .. } => Kind::Predicate,
-        ScanError::Io { source, .. } => io_kind(source),
-        ScanError::Parquet { .. }
-        | ScanError::DeletionVector { .. }
-        | ScanError::SchemaMismatch { .. }
-        | ScanError::RowCountMismatch { .. }
-        | ScanError::InvalidTask { .. } => Kind::Corrupt,
-        _ => Kind::Other,
-    }
-}
-
-fn io_kind(error: &dar_io::Error) -> Kind {
-    match error {
-        dar_io::Error::InvalidUri { .. }
-        | dar_io::Error::UnsupportedScheme { .. }
-        | dar_io::Error::FeatureDisabled { .. }
-        | dar_io::Error::UnknownOption { .. }
-        | dar_io::Error::InvalidOption { .. } => Kind::Argument,
-        // Parquet failed: reading its bytes (a store error inside), or on
-        // bytes that are not a Parquet file (bad footer, ...).
-        dar_io::Error::Parquet { .. } if !store_failed_below(error) => Kind::Corrupt,
-        _ => Kind::Storage,
-    }
-}
-
-/// Whether a `dar-io` request error (not a Parquet one) is among the causes
-/// of `error`.
-fn store_failed_below(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        if let Some(io) = e.downcast_ref::<dar_io::Error>()
-            && !matches!(io, dar_io::Error::Parquet { .. })
-        {
-            return true;
-        }
-        cause = e.source();
-    }
-    false
-}
-
-fn log_kind(error: &LogError) -> Kind {
-    match error {
-        LogError::NoLog { .. }
-        | LogError::VersionNotFound { .. }
-        | LogError::TimestampOutOfRange { .. } => Kind::NotFound,
-        LogError::UnsupportedReaderVersion { .. }
-        | LogError::UnsupportedFeature { .. }
-        | LogError::UnsupportedFormat { .. }
-        | LogError::UnknownType { .. } => Kind::Protocol,
-        LogError::Store { .. } => Kind::Storage,
-        LogError::Arrow { .. } => Kind::Other,
-        _ => Kind::Corrupt,
-    }
+/// An [`InvalidArgumentError`] for an argument of a type or value that
+/// only Python can get wrong (`message` names the argument as Python
+/// does).
+pub fn invalid_argument(message: String) -> PyErr {
+    exception(ErrorKind::InvalidArgument, message)
 }

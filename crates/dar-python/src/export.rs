@@ -16,7 +16,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
 
-use crate::errors::DarError;
+use crate::errors::InternalError;
 
 const SCHEMA_CAPSULE: &CStr = c"arrow_schema";
 const ARRAY_CAPSULE: &CStr = c"arrow_array";
@@ -26,7 +26,7 @@ const STREAM_CAPSULE: &CStr = c"arrow_array_stream";
 pub type BoxReader = Box<dyn RecordBatchReader + Send>;
 
 fn arrow_err(e: ArrowError) -> PyErr {
-    DarError::new_err(format!("cannot export Arrow data: {e}"))
+    InternalError::new_err(format!("cannot export Arrow data: {e}"))
 }
 
 /// `schema` as an `arrow_schema` capsule.

@@ -13,7 +13,8 @@
 //! polars.from_arrow(table.scan())                    # any __arrow_c_stream__ consumer
 //! ```
 //!
-//! - [`table`]: `dar.Table(uri, *, version, timestamp, storage_options)`:
+//! - [`table`]: `dar.Table(uri, *, version, timestamp, storage_options,
+//!   confine_paths)`:
 //!   version, schema, partition columns, protocol, metadata, files,
 //!   refresh, scan.
 //! - [`scan`]: `dar.Scan`: `__arrow_c_stream__`, `to_reader()`,
@@ -23,8 +24,8 @@
 //! - [`stream`]: pulling a running scan from Python.
 //! - [`runtime`]: the tokio runtime; waits release the GIL and honour
 //!   Ctrl-C.
-//! - [`errors`]: the `dar.DarError` hierarchy, with the `dar` command's
-//!   one-line messages.
+//! - [`errors`]: the `dar.DarError` hierarchy, one class per dar-scan
+//!   `ErrorKind`, with dar-scan's one-line messages.
 //!
 //! The Python API is typed in `dar.pyi`; the tests are `tests/*.py`
 //! (pytest, run by `.ci/run`).

@@ -17,7 +17,7 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use tokio::runtime::Runtime;
 
-use crate::errors::DarError;
+use crate::errors::InternalError;
 
 /// How long a wait runs before it looks for Ctrl-C again.
 const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(50);
@@ -35,7 +35,7 @@ pub fn runtime() -> PyResult<&'static Runtime> {
     });
     runtime
         .as_ref()
-        .map_err(|e| DarError::new_err(format!("cannot start the async runtime: {e}")))
+        .map_err(|e| InternalError::new_err(format!("cannot start the async runtime: {e}")))
 }
 
 /// Runs the future `make` returns to completion with the GIL released;

@@ -8,12 +8,12 @@ use std::sync::Mutex;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use dar_scan::{ScanMetrics, ScanPlan};
+use dar_scan::{ErrorKind, ScanMetrics, ScanPlan};
 use futures::StreamExt;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
-use crate::errors::{DarError, scan_to_py, to_py};
+use crate::errors::{build_to_py, exception, scan_to_py};
 use crate::export::{pyarrow_schema, pyarrow_table, stream_capsule};
 use crate::metrics::metrics_dict;
 use crate::runtime::wait;
@@ -30,7 +30,7 @@ struct ScanSpec {
 
 impl ScanSpec {
     /// A fresh plan (`count`: no columns, so row counts can come from the
-    /// log), with the CLI's errors.
+    /// log), with dar-scan's messages for what cannot be planned.
     fn build(&self, count: bool) -> PyResult<ScanPlan> {
         let mut builder = self.table.scan();
         if count {
@@ -47,13 +47,9 @@ impl ScanSpec {
         if let Some(batch_size) = self.batch_size {
             builder = builder.with_batch_size(batch_size);
         }
-        builder.build().map_err(|e| {
-            to_py(dar_cli::commands::plan_error(
-                &self.table,
-                self.filter.as_deref(),
-                e,
-            ))
-        })
+        builder
+            .build()
+            .map_err(|e| build_to_py(&self.table, self.filter.as_deref(), e))
     }
 }
 
@@ -87,7 +83,10 @@ fn python_str(text: &str) -> String {
 }
 
 fn poisoned<T>(_: T) -> PyErr {
-    DarError::new_err("the scan is unusable after a panic")
+    exception(
+        ErrorKind::Internal,
+        "the scan is unusable after a panic".to_string(),
+    )
 }
 
 impl Scan {

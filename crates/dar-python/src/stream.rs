@@ -41,7 +41,7 @@ impl ScanReader {
     }
 }
 
-/// An error for a C-stream consumer, with the CLI's one-line message.
+/// An error for a C-stream consumer, with dar's one-line message.
 fn external(message: String) -> ArrowError {
     ArrowError::ExternalError(Box::new(std::io::Error::other(message)))
 }
@@ -85,7 +85,7 @@ impl ScanReader {
         match item {
             None => Ok(None),
             Some(Ok(batch)) => Ok(Some(batch)),
-            Some(Err(e)) => Err(external(dar_cli::one_line(&dar_cli::CliError::Scan(e)))),
+            Some(Err(e)) => Err(external(dar_scan::one_line(&e))),
         }
     }
 }

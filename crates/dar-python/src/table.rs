@@ -4,16 +4,23 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use dar_cli::CliError;
-use dar_scan::FileColumns;
+use dar_scan::{ErrorKind, FileColumns, ScanError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyInt, PyList};
 
-use crate::errors::{DarError, scan_to_py, to_py};
+use crate::errors::{exception, scan_to_py};
 use crate::export::{pyarrow_schema, pyarrow_table};
 use crate::options::{count_argument, table_options};
 use crate::runtime::wait;
 use crate::scan::Scan;
+
+/// An [`crate::errors::InternalError`]: a panic while the table was locked.
+fn unusable() -> PyErr {
+    exception(
+        ErrorKind::Internal,
+        "the table is unusable after a panic".to_string(),
+    )
+}
 
 /// A Delta table at one version (the newest unless `version` or
 /// `timestamp` says otherwise), opened from a path or a `file://` or
@@ -26,10 +33,7 @@ pub struct Table {
 impl Table {
     /// The table (a cheap clone; taken so no lock is held while it works).
     fn current(&self) -> PyResult<dar_scan::Table> {
-        self.inner
-            .lock()
-            .map(|t| t.clone())
-            .map_err(|_| DarError::new_err("the table is unusable after a panic"))
+        self.inner.lock().map(|t| t.clone()).map_err(|_| unusable())
     }
 }
 
@@ -37,16 +41,18 @@ impl Table {
 impl Table {
     /// Opens the table at `uri`: its log is replayed here (with the GIL
     /// released), so errors about the table surface at once.
+    /// `confine_paths` refuses data and DV files outside the table root.
     #[new]
-    #[pyo3(signature = (uri, *, version = None, timestamp = None, storage_options = None))]
+    #[pyo3(signature = (uri, *, version = None, timestamp = None, storage_options = None, confine_paths = false))]
     fn new(
         py: Python<'_>,
         uri: PathBuf,
-        version: Option<i64>,
+        version: Option<&Bound<'_, PyInt>>,
         timestamp: Option<&Bound<'_, PyAny>>,
         storage_options: Option<HashMap<String, String>>,
+        confine_paths: bool,
     ) -> PyResult<Self> {
-        let options = table_options(version, timestamp, storage_options)?;
+        let options = table_options(version, timestamp, storage_options, confine_paths)?;
         let uri = uri.to_string_lossy().into_owned();
         let open = move || async move { dar_scan::Table::open_with(&uri, options).await };
         let table = wait(py, open)?.map_err(scan_to_py)?;
@@ -125,7 +131,7 @@ impl Table {
     fn files<'py>(&self, py: Python<'py>, full: bool) -> PyResult<Bound<'py, PyAny>> {
         let table = self.current()?;
         let index = table.snapshot().file_index().map_err(|source| {
-            to_py(CliError::FileIndex {
+            scan_to_py(ScanError::Log {
                 uri: table.uri().to_string(),
                 source: Box::new(source),
             })
@@ -135,8 +141,13 @@ impl Table {
         } else {
             FileColumns::Summary
         };
-        let batch = dar_scan::files_batch(index, columns)
-            .map_err(|e| DarError::new_err(format!("cannot list the files: {e}")))?;
+        let batch = dar_scan::files_batch(index, columns).map_err(|source| {
+            scan_to_py(ScanError::Arrow {
+                context: "listing the files",
+                path: String::new(),
+                source: Box::new(source),
+            })
+        })?;
         pyarrow_table(py, batch.schema(), vec![batch])
     }
 
@@ -145,10 +156,7 @@ impl Table {
         let mut table = self.current()?;
         let refresh = move || async move { table.refresh().await.map(|()| table) };
         let table = wait(py, refresh)?.map_err(scan_to_py)?;
-        let mut inner = self
-            .inner
-            .lock()
-            .map_err(|_| DarError::new_err("the table is unusable after a panic"))?;
+        let mut inner = self.inner.lock().map_err(|_| unusable())?;
         *inner = table;
         Ok(())
     }
@@ -161,15 +169,15 @@ impl Table {
         &self,
         columns: Option<Vec<String>>,
         filter: Option<String>,
-        limit: Option<i64>,
-        batch_size: Option<i64>,
+        limit: Option<&Bound<'_, PyInt>>,
+        batch_size: Option<&Bound<'_, PyInt>>,
     ) -> PyResult<Scan> {
         Scan::new(
             self.current()?,
             columns,
             filter,
-            count_argument("--limit", limit)?,
-            count_argument("--batch-size", batch_size)?,
+            count_argument("limit", limit)?,
+            count_argument("batch_size", batch_size)?,
         )
     }
 

@@ -80,3 +80,59 @@ def sorted_rows(table: pa.Table) -> list:
     """The rows as dicts in a canonical order (row order is not part of a scan's contract)."""
     rows = table.to_pylist()
     return sorted(rows, key=repr)
+
+
+def write_delta_table(root: Path, columns: list, files: list) -> Path:
+    """Writes a small Delta table by hand: `columns` is the declared schema
+    as (name, Delta type, nullable) triples, `files` the data files as
+    (add path, pyarrow.Table or None) pairs. A path that is absolute or a
+    URI is written to the log as it is; a relative one names a file
+    written under `root` (None: no file is written)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    log = root / "_delta_log"
+    log.mkdir(parents=True)
+    schema = {
+        "type": "struct",
+        "fields": [
+            {"name": n, "type": t, "nullable": nullable, "metadata": {}}
+            for n, t, nullable in columns
+        ],
+    }
+    actions = [
+        {"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}},
+        {
+            "metaData": {
+                "id": "00000000-0000-0000-0000-000000000001",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(schema),
+                "partitionColumns": [],
+                "configuration": {},
+                "createdTime": 0,
+            }
+        },
+    ]
+    for path, data in files:
+        local = Path(path) if Path(path).is_absolute() else root / path
+        size = 0
+        if data is not None:
+            pq.write_table(data, local)
+            size = local.stat().st_size
+        elif local.is_file():
+            size = local.stat().st_size
+        actions.append(
+            {
+                "add": {
+                    "path": path,
+                    "partitionValues": {},
+                    "size": size,
+                    "modificationTime": 0,
+                    "dataChange": True,
+                }
+            }
+        )
+    lines = "".join(json.dumps(a) + "\n" for a in actions)
+    (log / "00000000000000000000.json").write_text(lines)
+    return root

@@ -230,6 +230,15 @@ pub enum ScanError {
         /// The format this build reads.
         supported: u32,
     },
+
+    /// A table option given as text (a version, a timestamp, a storage
+    /// option entry) does not parse; see [`crate::TableOptions::from_pairs`].
+    #[error("{source}")]
+    TableOption {
+        /// What is wrong with it.
+        #[from]
+        source: crate::option_error::TableOptionError,
+    },
 }
 
 /// Result alias for `dar-scan`.

@@ -28,6 +28,13 @@
 //! them with a [`ScanRuntime`] of its own (its store for the spec's table
 //! URI) in [`ScanContext::new`] and executes them with [`ScanPlan::new`].
 //!
+//! Every failure is a [`ScanError`]; [`ScanError::kind`] sorts it into an
+//! [`ErrorKind`] (not found, unsupported protocol, invalid argument,
+//! storage, corrupt data, ...), [`one_line`] and [`build_error_message`]
+//! render it for people. Table options given as text (a version, an RFC
+//! 3339 timestamp, `KEY=VALUE` storage options) parse with
+//! [`TableOptions::from_pairs`] and its parts ([`parse_timestamp_ms`]).
+//!
 //! # Example
 //!
 //! ```
@@ -58,12 +65,16 @@ mod error;
 mod exec;
 mod file_pruning;
 mod files;
+mod kind;
 mod limit;
 mod live;
 mod metrics;
+mod option_error;
+mod options;
 mod plan;
 mod predicate;
 mod readahead;
+mod render;
 mod runtime;
 mod schema;
 mod spec;
@@ -81,8 +92,12 @@ pub use builder::{DEFAULT_BATCH_SIZE, ScanBuilder};
 pub use context::ScanContext;
 pub use error::{Result, ScanError};
 pub use files::{FileColumns, files_batch};
+pub use kind::ErrorKind;
 pub use metrics::{MetricsSnapshot, ScanMetrics, Stage};
+pub use option_error::{TableOption, TableOptionError};
+pub use options::{parse_storage_options, parse_timestamp_ms, parse_version};
 pub use plan::ScanPlan;
+pub use render::{build_error_message, one_line};
 pub use runtime::{
     DEFAULT_DV_CACHE_BYTES, DEFAULT_READ_AHEAD_BYTES, ScanRuntime, default_files_in_flight,
 };

@@ -47,6 +47,17 @@ impl TableOptions {
         self.confine_to_root
     }
 
+    /// The storage options (see [`Self::with_storage_options`]).
+    pub fn storage_options(&self) -> &StorageOptions {
+        &self.storage
+    }
+
+    /// Which version to load (see [`Self::with_version`],
+    /// [`Self::with_timestamp_ms`]).
+    pub fn version_spec(&self) -> VersionSpec {
+        self.version
+    }
+
     /// Defaults: latest version, eager file index, no storage options.
     pub fn new() -> Self {
         Self::default()

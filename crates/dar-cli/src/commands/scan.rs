@@ -5,8 +5,6 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use arrow_schema::{DataType, Fields};
-use dar_prune::PruneError;
 use dar_scan::{ScanError, ScanPlan, Table};
 use futures::StreamExt;
 use futures::future::Either;
@@ -181,88 +179,28 @@ fn plan(table: &Table, args: &ScanArgs) -> Result<ScanPlan, CliError> {
 
 /// The error for a failed `ScanBuilder::build` of `table` with the filter
 /// text `filter`: an unknown column with the nearest names, an invalid
-/// filter pointing at the offending token, otherwise the scan error. (Also
-/// used by the Python bindings, so both say the same.)
+/// filter pointing at the offending token (dar-prune's
+/// [`quote_predicate`](dar_prune::quote_predicate) and
+/// [`error_site`](dar_prune::error_site), as in
+/// [`dar_scan::build_error_message`], worded with the flags), otherwise the
+/// scan error.
 pub fn plan_error(table: &Table, filter: Option<&str>, error: ScanError) -> CliError {
     match error {
         ScanError::UnknownColumn { column } => CliError::UnknownColumn {
-            nearest: nearest_columns(table.schema().fields(), &column),
+            nearest: dar_prune::nearest_columns(table.schema().fields(), &column),
             column,
         },
-        ScanError::Predicate { source } => CliError::Filter {
-            near: near(filter.unwrap_or_default(), &source),
-            filter: shorten_filter(filter.unwrap_or_default()),
-            source,
-        },
+        ScanError::Predicate { source } => {
+            let filter = filter.unwrap_or_default();
+            CliError::Filter {
+                near: dar_prune::error_site(filter, &source)
+                    .map(|site| format!(" ({site})"))
+                    .unwrap_or_default(),
+                filter: dar_prune::quote_predicate(filter),
+                source,
+            }
+        }
         other => CliError::Scan(other),
-    }
-}
-
-/// ` (near "...")`: the filter text from the token a parse error points at.
-fn near(filter: &str, error: &PruneError) -> String {
-    let (line, column) = match error {
-        PruneError::Parse { line, column, .. } | PruneError::Unsupported { line, column, .. } => {
-            (*line, *column)
-        }
-        _ => return String::new(),
-    };
-    if line == 0 || column == 0 {
-        return String::new();
-    }
-    let Some(text) = filter.lines().nth((line - 1) as usize) else {
-        return String::new();
-    };
-    let rest: String = text.chars().skip((column - 1) as usize).collect();
-    if rest.trim().is_empty() {
-        " (at the end)".to_string()
-    } else {
-        format!(" (near \"{}\")", shorten(rest.trim_end(), NEAR_LIMIT))
-    }
-}
-
-/// Characters of `--filter` an error quotes at most.
-const FILTER_LIMIT: usize = 80;
-/// Characters after the offending token an error quotes at most.
-const NEAR_LIMIT: usize = 30;
-
-/// The filter as an error quotes it: shortened when long.
-fn shorten_filter(filter: &str) -> String {
-    shorten(filter, FILTER_LIMIT)
-}
-
-/// At most `limit` characters of `text`, then `...` and its full length.
-fn shorten(text: &str, limit: usize) -> String {
-    match text.char_indices().nth(limit) {
-        None => text.to_string(),
-        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
-    }
-}
-
-/// Up to three column paths of `fields` (struct fields as `a.b`) nearest
-/// to `wanted`, closest first (case-insensitive edit distance).
-pub fn nearest_columns(fields: &Fields, wanted: &str) -> Vec<String> {
-    let mut paths = Vec::new();
-    collect_paths(fields, "", &mut paths);
-    let wanted = wanted.to_lowercase();
-    let mut scored: Vec<(usize, String)> = paths
-        .into_iter()
-        .map(|p| (strsim::levenshtein(&wanted, &p.to_lowercase()), p))
-        .collect();
-    scored.sort();
-    scored.into_iter().take(3).map(|(_, p)| p).collect()
-}
-
-fn collect_paths(fields: &Fields, parent: &str, out: &mut Vec<String>) {
-    for f in fields {
-        let path = if parent.is_empty() {
-            f.name().clone()
-        } else {
-            format!("{parent}.{}", f.name())
-        };
-        if let DataType::Struct(children) = f.data_type() {
-            collect_paths(children, &path, out);
-        }
-        out.push(path);
     }
 }
 
@@ -286,7 +224,6 @@ async fn copy_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_schema::Field;
 
     #[test]
     fn columns_split() {
@@ -319,50 +256,5 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 301);
-    }
-
-    #[test]
-    fn long_filters_are_shortened_in_errors() {
-        let long = "fare > 1 AND ".repeat(1000);
-        let short = shorten_filter(&long);
-        assert!(short.len() < 120, "{short}");
-        assert!(
-            short.ends_with(&format!("... ({} bytes)", long.len())),
-            "{short}"
-        );
-        assert_eq!(shorten_filter("fare > 1"), "fare > 1");
-    }
-
-    #[test]
-    fn nearest_names() {
-        let fields = Fields::from(vec![
-            Field::new("fare", DataType::Int32, true),
-            Field::new(
-                "payment",
-                DataType::Struct(Fields::from(vec![Field::new("tip", DataType::Int32, true)])),
-                true,
-            ),
-            Field::new("vendor", DataType::Utf8, true),
-            Field::new("day", DataType::Date32, true),
-        ]);
-        assert_eq!(nearest_columns(&fields, "FAIR")[0], "fare");
-        assert_eq!(nearest_columns(&fields, "payment.tp")[0], "payment.tip");
-        assert_eq!(nearest_columns(&fields, "x").len(), 3);
-    }
-
-    #[test]
-    fn near_points_at_token() {
-        let e = PruneError::Parse {
-            line: 1,
-            column: 6,
-            message: String::new(),
-        };
-        assert_eq!(near("fare >> 5", &e), " (near \">> 5\")");
-        let end = PruneError::Parse {
-            line: 1,
-            column: 7,
-            message: String::new(),
-        };
-        assert_eq!(near("fare >", &end), " (at the end)");
     }
 }

@@ -10,6 +10,7 @@
 
 mod dat;
 mod kit;
+mod options;
 mod plans;
 mod remote;
 mod slt;
