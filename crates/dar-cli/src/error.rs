@@ -145,6 +145,14 @@ pub enum CliError {
         source: Box<dyn StdError + Send + Sync>,
     },
 
+    /// Code below dar panicked (a bug in dar or a library it uses). The
+    /// panic is reported as this one line, never as a crash report.
+    #[error("internal error: {message} (a bug in dar or a library it uses; please report it)")]
+    Internal {
+        /// The panic's message and where it happened.
+        message: String,
+    },
+
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {source}")]
     Runtime {

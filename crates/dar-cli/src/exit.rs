@@ -5,9 +5,10 @@
 //! the start (`>&-`) is an error.
 
 use std::io::{IsTerminal, Write};
+use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use clap::Parser;
 
@@ -69,10 +70,50 @@ fn secret_value(arg: &str) -> Option<&str> {
     Some(value)
 }
 
+/// The first panic's message and location, recorded by the hook instead of
+/// Rust's crash report.
+static PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Replaces the default panic report (several lines on stderr, possibly a
+/// backtrace) with a record of the first panic: a panic below dar becomes
+/// the command's one-line error (`CliError::Internal`, or the scan's
+/// `TaskFailed` when a decoding task panicked). `DAR_PANIC_REPORT=1` keeps
+/// Rust's report, for debugging.
+fn record_panics() {
+    if std::env::var_os("DAR_PANIC_REPORT").is_some_and(|v| v == "1") {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".to_string());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let mut first = PANIC.lock().unwrap_or_else(PoisonError::into_inner);
+        first.get_or_insert(format!("{text}{at}"));
+    }));
+}
+
+/// The recorded panic, as the command's error.
+fn panic_error() -> CliError {
+    let message = PANIC
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+        .unwrap_or_else(|| "panic".to_string());
+    CliError::Internal { message }
+}
+
 /// Runs `dar` with the process's arguments and standard streams; returns
 /// the exit status (0 on success and on a closed standard output, 1 on any
 /// failure).
 pub fn main() -> ExitCode {
+    record_panics();
     let args: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
@@ -95,19 +136,22 @@ pub fn main() -> ExitCode {
     );
     let mut stderr = std::io::stderr();
     let stderr_is_terminal = stderr.is_terminal();
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| CliError::Runtime { source })
-        .and_then(|rt| {
-            let mut streams = Streams {
-                stdout: &mut stdout,
-                stderr: &mut stderr,
-                stderr_is_terminal,
-            };
-            rt.block_on(run(cli, &mut streams))
-        })
-        .and_then(|()| stdout.flush().map_err(|e| CliError::write("output", e)));
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|source| CliError::Runtime { source })
+            .and_then(|rt| {
+                let mut streams = Streams {
+                    stdout: &mut stdout,
+                    stderr: &mut stderr,
+                    stderr_is_terminal,
+                };
+                rt.block_on(run(cli, &mut streams))
+            })
+    }))
+    .unwrap_or_else(|_| Err(panic_error()))
+    .and_then(|()| stdout.flush().map_err(|e| CliError::write("output", e)));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Interrupted) => {

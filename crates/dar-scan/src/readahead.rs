@@ -207,11 +207,30 @@ impl Stream for SpawnedFile {
                     Ok(()) => Poll::Ready(None),
                     Err(e) => Poll::Ready(Some(Err(ScanError::TaskFailed {
                         path: self.path.clone(),
-                        reason: e.to_string(),
+                        reason: stop_reason(e),
                     }))),
                 }
             }
         }
+    }
+}
+
+/// Why a file's task stopped, in words: a panic's own message (a decoder's
+/// failed assertion, say), or that it was cancelled.
+fn stop_reason(e: tokio::task::JoinError) -> String {
+    if e.is_cancelled() {
+        return "cancelled".to_string();
+    }
+    match e.try_into_panic() {
+        Ok(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_string());
+            format!("a panic in a decoder: {message}")
+        }
+        Err(e) => e.to_string(),
     }
 }
 

@@ -381,3 +381,36 @@ fn confine_paths_refuses_files_outside_the_table() {
     ]);
     assert_contains(&err, &[&arg(&moved), "outside the table root"]);
 }
+
+/// A panic below dar (here parquet-rs's decoder, on one corrupted byte of
+/// the sample's 2024-01-03 file: a dictionary bit width 2 -> 194) is one
+/// error line naming the file, never Rust's multi-line crash report.
+#[test]
+fn a_panic_below_dar_is_one_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("sample");
+    copy_dir(&sample(), &table);
+    let data = table
+        .join("day=2024-01-03")
+        .join("part-00002-498a229b-dff2-4605-b2ca-20c877bff856.c000.snappy.parquet");
+    let mut body = std::fs::read(&data).unwrap();
+    assert_eq!(body[939], 2, "the sample was rewritten: find the byte again");
+    body[939] = 194;
+    std::fs::write(&data, body).unwrap();
+    // `fails` checks: exit 1, one line, no panic report.
+    let err = fails(&["scan", &arg(&table), "--format", "null"]);
+    assert_contains(&err, &["part-00002-498a229b"]);
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}

@@ -261,12 +261,16 @@ impl ColumnPlan {
                     safe: false,
                     ..Default::default()
                 };
+                // An allowed cast fails only on values the table's type
+                // cannot hold (binary that is not UTF-8, a decimal out of
+                // range): the file's data does not fit the schema.
                 arrow_cast::cast_with_options(array, to, &options).map_err(|e| {
-                    ScanError::arrow(
-                        "casting a column to the table type",
-                        format!("{path} (column {column})"),
-                        e,
-                    )
+                    ScanError::SchemaMismatch {
+                        path: path.to_string(),
+                        column: column.to_string(),
+                        found: format!("{} holding a value it cannot be read as ({e})", array.data_type()),
+                        expected: to.to_string(),
+                    }
                 })
             }
         }

@@ -125,3 +125,35 @@ async fn old_stats_of_every_widening_path_keep_their_rows() {
         );
     }
 }
+
+/// A binary file column read as the table's string column holds bytes that
+/// are not UTF-8: a schema mismatch naming file and column (it surfaced as
+/// an internal Arrow error).
+#[tokio::test]
+async fn bytes_that_are_not_utf8_in_a_string_column_are_a_schema_mismatch() {
+    use arrow_array::BinaryArray;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = HandTable::new(tmp.path()).unwrap();
+    let column: ArrayRef = Arc::new(BinaryArray::from(vec![&b"ok"[..], &[0xff, 0xfe][..]]));
+    let batch = RecordBatch::try_from_iter([("s", column)]).unwrap();
+    let size = t.write_parquet("part-0.parquet", &batch).unwrap();
+    t.commit(&[
+        HandTable::protocol(),
+        HandTable::metadata(json!([HandTable::field("s", json!("string"), json!({}))]), &[], json!({})),
+        HandTable::add("part-0.parquet", size, json!({}), None),
+    ])
+    .unwrap();
+    let table = Table::open(&t.uri()).await.unwrap();
+    let err = table
+        .scan()
+        .build()
+        .unwrap()
+        .execute()
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, dar_scan::ScanError::SchemaMismatch { .. }), "{err}");
+    assert_eq!(err.kind(), dar_scan::ErrorKind::SchemaViolation, "{err}");
+    let text = err.to_string();
+    assert!(text.contains("part-0.parquet") && text.contains("'s'"), "{text}");
+}
