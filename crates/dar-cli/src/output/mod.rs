@@ -6,6 +6,7 @@
 
 mod file;
 mod flatten;
+mod json_floats;
 mod json_object;
 pub mod logical;
 mod pipe;

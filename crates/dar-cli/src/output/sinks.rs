@@ -53,6 +53,7 @@ pub fn batch_sink<'w>(
         ScanFormat::Json => Box::new(JsonSink {
             writer: arrow_json::WriterBuilder::new()
                 .with_explicit_nulls(true)
+                .with_encoder_factory(super::json_floats::floats_as_text())
                 .build::<_, arrow_json::writer::LineDelimited>(out),
         }),
         ScanFormat::Parquet => {
