@@ -12,8 +12,8 @@
 use std::fmt;
 use std::future::Future;
 use std::ops::Range;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use moka::future::Cache;
@@ -149,7 +149,9 @@ struct LoadFailed;
 /// every load, cached or not.
 pub struct DvCache {
     capacity_bytes: usize,
-    entries: Cache<Key, Arc<DeletedRows>>,
+    /// Built at the first load of a DV: a table without DVs does not pay
+    /// for building one.
+    entries: OnceLock<Cache<Key, Arc<DeletedRows>>>,
     counters: Arc<Counters>,
 }
 
@@ -170,24 +172,31 @@ fn weigh(_: &Key, rows: &Arc<DeletedRows>) -> u32 {
 impl DvCache {
     /// A cache holding at most about `capacity_bytes` of decoded DVs.
     pub fn new(capacity_bytes: usize) -> Self {
-        let counters = Arc::new(Counters::default());
-        let evictions = Arc::clone(&counters);
-        let entries = Cache::builder()
-            .max_capacity(capacity_bytes as u64)
-            .weigher(weigh)
-            .eviction_policy(EvictionPolicy::lru())
-            .eviction_listener(move |_, rows: Arc<DeletedRows>, cause| {
-                // A DV larger than the whole budget is refused, not evicted.
-                if cause == RemovalCause::Size && rows.memory_size() <= capacity_bytes {
-                    evictions.evictions.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-            .build();
         Self {
             capacity_bytes,
-            entries,
-            counters,
+            entries: OnceLock::new(),
+            counters: Arc::new(Counters::default()),
         }
+    }
+
+    /// The moka cache, built on first use.
+    fn entries(&self) -> &Cache<Key, Arc<DeletedRows>> {
+        self.entries.get_or_init(|| {
+            let capacity_bytes = self.capacity_bytes;
+            let counters = Arc::clone(&self.counters);
+            Cache::builder()
+                .max_capacity(capacity_bytes as u64)
+                .weigher(weigh)
+                .eviction_policy(EvictionPolicy::lru())
+                .eviction_listener(move |_, rows: Arc<DeletedRows>, cause| {
+                    // A DV larger than the whole budget is refused, not
+                    // evicted.
+                    if cause == RemovalCause::Size && rows.memory_size() <= capacity_bytes {
+                        counters.evictions.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+                .build()
+        })
     }
 
     /// The byte budget.
@@ -197,12 +206,16 @@ impl DvCache {
 
     /// Current counters.
     pub fn stats(&self) -> DvCacheStats {
+        let (entries, bytes) = self
+            .entries
+            .get()
+            .map_or((0, 0), |c| (c.entry_count(), c.weighted_size()));
         DvCacheStats {
             hits: self.counters.hits.load(Ordering::Relaxed),
             loads: self.counters.loads.load(Ordering::Relaxed),
             evictions: self.counters.evictions.load(Ordering::Relaxed),
-            bytes: usize::try_from(self.entries.weighted_size()).unwrap_or(usize::MAX),
-            entries: usize::try_from(self.entries.entry_count()).unwrap_or(usize::MAX),
+            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+            entries: usize::try_from(entries).unwrap_or(usize::MAX),
         }
     }
 
@@ -283,8 +296,8 @@ impl DvCache {
         let mut fetch = std::pin::pin!(async { fetch_with(location, dv, get).await.map(Arc::new) });
         let mut loaded_here = false;
         let mut failure = None;
-        let shared = self
-            .entries
+        let entries = self.entries();
+        let shared = entries
             .try_get_with_by_ref(&key, async {
                 loaded_here = true;
                 fetch.as_mut().await.map_err(|e| {
@@ -299,7 +312,7 @@ impl DvCache {
                 // descriptor. Apply the insert and the evictions it calls
                 // for now, so that the budget and the counters hold.
                 self.counters.loads.fetch_add(1, Ordering::Relaxed);
-                self.entries.run_pending_tasks().await;
+                entries.run_pending_tasks().await;
                 return Ok(rows);
             }
             (Ok(rows), _) => rows,
@@ -310,8 +323,8 @@ impl DvCache {
                 let rows = fetch.await?;
                 self.counters.loads.fetch_add(1, Ordering::Relaxed);
                 if rows.memory_size() <= self.capacity_bytes {
-                    self.entries.insert(key, Arc::clone(&rows)).await;
-                    self.entries.run_pending_tasks().await;
+                    entries.insert(key, Arc::clone(&rows)).await;
+                    entries.run_pending_tasks().await;
                 }
                 return Ok(rows);
             }

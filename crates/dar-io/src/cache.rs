@@ -5,7 +5,7 @@
 //! scans of one table reuse one footer parse, and N readers opening the same
 //! file at once fetch its footer once ([`MetadataCache::get_or_try_load`]).
 //! Bounded by the footers' in-memory size; the least recently used entry
-//! goes first. The mechanism is [`bounded::BoundedCache`] (moka).
+//! goes first. The mechanism is `cache::bounded::BoundedCache` (moka).
 
 mod bounded;
 

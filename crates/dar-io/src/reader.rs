@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! get_metadata ─┬─ cache hit (path, size, version) ──────────────► ParquetMetaData
-//!               ├─ another reader is loading it: wait for its load ─┘
+//!               ├─ being loaded by another reader: wait for that load (one GET for all)
 //!               ├─ size <= whole-object threshold: 1 GET of the whole object,
 //!               │    footer parsed from memory; every later range is a slice
 //!               └─ else 1 GET of the last `footer_hint` bytes
@@ -28,9 +28,10 @@
 //! Footer GETs are tagged [`ObjectClass::Footer`] and page reads
 //! [`ObjectClass::PageData`] (or all with one class,
 //! [`ParquetReader::with_object_class`]) so a [`crate::MeteredStore`] below
-//! attributes them. Every body's length is checked against its range; a range outside a
-//! known object size is an error before any request is sent (a suffix range
-//! longer than the object is never sent: the size is always known first).
+//! attributes them. Every body's length is checked against its range; a
+//! range outside a known object size is an error before any request is sent
+//! (a suffix range longer than the object is never sent: the size is always
+//! known first).
 
 use std::ops::Range;
 use std::sync::Arc;

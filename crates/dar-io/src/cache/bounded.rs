@@ -24,8 +24,8 @@
 use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use moka::future::Cache;
 use moka::notification::RemovalCause;
@@ -59,7 +59,9 @@ struct LoadFailed;
 
 /// A byte-bounded cache shared by clones (see the module docs).
 pub(crate) struct BoundedCache<K, V> {
-    inner: Cache<K, V>,
+    /// Built at the first insert: a table that never caches anything
+    /// (no footer read, no DV) does not pay for building one.
+    inner: Arc<OnceLock<Cache<K, V>>>,
     capacity_bytes: usize,
     weigh: fn(&K, &V) -> usize,
     counters: Arc<Counters>,
@@ -68,7 +70,7 @@ pub(crate) struct BoundedCache<K, V> {
 impl<K, V> Clone for BoundedCache<K, V> {
     fn clone(&self) -> Self {
         Self {
-            inner: self.inner.clone(),
+            inner: Arc::clone(&self.inner),
             capacity_bytes: self.capacity_bytes,
             weigh: self.weigh,
             counters: Arc::clone(&self.counters),
@@ -102,25 +104,32 @@ where
     /// A cache holding at most `capacity_bytes`, each entry weighing
     /// `weigh(key, value)` bytes.
     pub(crate) fn new(capacity_bytes: usize, weigh: fn(&K, &V) -> usize) -> Self {
-        let counters = Arc::new(Counters::default());
-        let evictions = Arc::clone(&counters);
-        let inner = Cache::builder()
-            .max_capacity(capacity_bytes as u64)
-            .weigher(move |k, v| saturating_u32(weigh(k, v)))
-            .eviction_policy(EvictionPolicy::lru())
-            .eviction_listener(move |k: Arc<K>, v: V, cause| {
-                // A value larger than the whole budget is refused, not evicted.
-                if cause == RemovalCause::Size && weigh(&k, &v) <= capacity_bytes {
-                    evictions.evictions.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-            .build();
         Self {
-            inner,
+            inner: Arc::new(OnceLock::new()),
             capacity_bytes,
             weigh,
-            counters,
+            counters: Arc::new(Counters::default()),
         }
+    }
+
+    /// The moka cache, built on first use.
+    fn cache(&self) -> &Cache<K, V> {
+        self.inner.get_or_init(|| {
+            let (capacity_bytes, weigh) = (self.capacity_bytes, self.weigh);
+            let counters = Arc::clone(&self.counters);
+            Cache::builder()
+                .max_capacity(capacity_bytes as u64)
+                .weigher(move |k, v| saturating_u32(weigh(k, v)))
+                .eviction_policy(EvictionPolicy::lru())
+                .eviction_listener(move |k: Arc<K>, v: V, cause| {
+                    // A value larger than the whole budget is refused, not
+                    // evicted.
+                    if cause == RemovalCause::Size && weigh(&k, &v) <= capacity_bytes {
+                        counters.evictions.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+                .build()
+        })
     }
 
     /// The byte budget.
@@ -139,7 +148,10 @@ where
 
     /// Looks up `key` (a hit or a miss).
     pub(crate) async fn get(&self, key: &K) -> Option<V> {
-        let found = self.inner.get(key).await;
+        let found = match self.inner.get() {
+            Some(cache) => cache.get(key).await,
+            None => None,
+        };
         self.count(found.is_some());
         found
     }
@@ -151,8 +163,9 @@ where
         if (self.weigh)(&key, &value) > self.capacity_bytes {
             return;
         }
-        self.inner.insert(key, value).await;
-        self.inner.run_pending_tasks().await;
+        let cache = self.cache();
+        cache.insert(key, value).await;
+        cache.run_pending_tasks().await;
     }
 
     /// The value of `key`: held, loaded by a concurrent caller, or loaded by
@@ -168,8 +181,8 @@ where
         let mut fut = std::pin::pin!(load());
         let mut loaded_here = false;
         let mut failure = None;
-        let shared = self
-            .inner
+        let cache = self.cache();
+        let shared = cache
             .try_get_with_by_ref(&key, async {
                 loaded_here = true;
                 fut.as_mut().await.map_err(|e| {
@@ -184,7 +197,7 @@ where
                 if loaded_here {
                     // Apply the insert and any evictions it calls for now,
                     // so that the budget and the counters hold on return.
-                    self.inner.run_pending_tasks().await;
+                    cache.run_pending_tasks().await;
                 }
                 Ok(value)
             }
@@ -205,11 +218,15 @@ where
 
     /// Current counters.
     pub(crate) fn stats(&self) -> CacheStats {
+        let (entries, bytes) = self
+            .inner
+            .get()
+            .map_or((0, 0), |c| (c.entry_count(), c.weighted_size()));
         CacheStats {
             hits: self.counters.hits.load(Ordering::Relaxed),
             misses: self.counters.misses.load(Ordering::Relaxed),
-            entries: usize::try_from(self.inner.entry_count()).unwrap_or(usize::MAX),
-            bytes: usize::try_from(self.inner.weighted_size()).unwrap_or(usize::MAX),
+            entries: usize::try_from(entries).unwrap_or(usize::MAX),
+            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
             evictions: self.counters.evictions.load(Ordering::Relaxed),
         }
     }

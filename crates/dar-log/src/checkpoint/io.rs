@@ -3,7 +3,7 @@
 //! planner, body-length checks, footer cache and metering (every request
 //! tagged [`ObjectClass::Checkpoint`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use dar_io::{CostModel, MetadataCache, ObjectClass, ParquetReader};
 use object_store::ObjectStore;
@@ -20,7 +20,9 @@ pub const WHOLE_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 /// [`dar_io::TableStore::metadata_cache`] to share that table's.
 #[derive(Debug, Clone, Default)]
 pub struct CheckpointIo {
-    cache: MetadataCache,
+    /// Made at the first checkpoint read (a log without checkpoints needs
+    /// none), and shared by clones from then on.
+    cache: Arc<OnceLock<MetadataCache>>,
     cost: Option<Arc<CostModel>>,
 }
 
@@ -32,7 +34,7 @@ impl CheckpointIo {
 
     /// Shares `cache` for checkpoint footers.
     pub fn with_metadata_cache(mut self, cache: MetadataCache) -> Self {
-        self.cache = cache;
+        self.cache = Arc::new(OnceLock::from(cache));
         self
     }
 
@@ -45,7 +47,7 @@ impl CheckpointIo {
 
     /// The footer cache.
     pub fn metadata_cache(&self) -> &MetadataCache {
-        &self.cache
+        self.cache.get_or_init(MetadataCache::default)
     }
 
     /// A reader of the checkpoint part or sidecar at `path` of `size` bytes.
@@ -57,7 +59,7 @@ impl CheckpointIo {
     ) -> ParquetReader {
         let reader = ParquetReader::new(Arc::clone(store), path.clone())
             .with_size(Some(size))
-            .with_cache(Some(self.cache.clone()))
+            .with_cache(Some(self.metadata_cache().clone()))
             .with_object_class(ObjectClass::Checkpoint)
             .with_whole_object_threshold(WHOLE_FILE_LIMIT);
         match &self.cost {
