@@ -5,14 +5,19 @@
 //! worker opens the store for that URI with the storage options it was
 //! started with (and the environment's usual variables, as `dar-io` reads
 //! them), once per table: later scans of the same table share the store's
-//! footer cache and the DV cache.
+//! footer cache and the DV cache. The opened tables are bounded (see
+//! [`WorkerStores::MAX_TABLES`] and [`WorkerStores::TABLE_IDLE`]): a worker
+//! serving many tables keeps the recent ones, not all it ever saw.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use dar_io::{StorageOptions, TableStore};
 use dar_scan::{ScanMetrics, ScanRuntime};
 use datafusion::common::{DataFusionError, Result};
+use moka::policy::EvictionPolicy;
+use moka::sync::Cache;
 
 /// Scans kept by [`WorkerStores::recent_scans`].
 const RECENT_SCANS: usize = 256;
@@ -29,24 +34,73 @@ pub struct ScanRecord {
 }
 
 /// A worker's name, storage configuration, opened stores and recent scans.
-#[derive(Debug)]
 pub struct WorkerStores {
     name: String,
     storage: StorageOptions,
-    runtimes: Mutex<HashMap<String, ScanRuntime>>,
+    /// Runtimes by table URI, bounded by count and idle time.
+    runtimes: Cache<String, ScanRuntime>,
     recent: Mutex<VecDeque<ScanRecord>>,
 }
 
+fn runtimes(max_tables: u64, idle: Duration) -> Cache<String, ScanRuntime> {
+    Cache::builder()
+        .max_capacity(max_tables)
+        .time_to_idle(idle)
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+}
+
+impl std::fmt::Debug for WorkerStores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerStores")
+            .field("name", &self.name)
+            .field("storage", &self.storage)
+            .field("open_tables", &self.runtimes.entry_count())
+            .finish_non_exhaustive()
+    }
+}
+
 impl WorkerStores {
+    /// Tables a worker keeps open at most (least recently used go first).
+    ///
+    /// Each open table holds a footer cache and a DV cache of up to 64 MiB
+    /// each, so 32 tables bound what the caches may hold near 4 GiB, while
+    /// covering the tables of any one query (a join reads a handful). A
+    /// table dropped from here is reopened by its next scan: building a
+    /// store does no I/O; only its caches start empty. A scan in flight
+    /// keeps its own runtime.
+    pub const MAX_TABLES: u64 = 32;
+
+    /// How long a table nobody scans stays open (10 minutes): long enough to
+    /// span the stages of a query and the queries of a session, short enough
+    /// that the caches of a table gone cold are given back.
+    pub const TABLE_IDLE: Duration = Duration::from_secs(600);
+
     /// A worker called `name` (how errors name it, e.g. `worker
-    /// 127.0.0.1:50051`) that opens tables with `storage`.
+    /// 127.0.0.1:50051`) that opens tables with `storage`, keeping at most
+    /// [`WorkerStores::MAX_TABLES`] open, none idle longer than
+    /// [`WorkerStores::TABLE_IDLE`].
     pub fn new(name: impl Into<String>, storage: StorageOptions) -> Self {
         Self {
             name: name.into(),
             storage,
-            runtimes: Mutex::new(HashMap::new()),
+            runtimes: runtimes(Self::MAX_TABLES, Self::TABLE_IDLE),
             recent: Mutex::new(VecDeque::new()),
         }
+    }
+
+    /// Keeps at most `max_tables` tables open, none idle longer than `idle`
+    /// (instead of [`WorkerStores::MAX_TABLES`] and
+    /// [`WorkerStores::TABLE_IDLE`]); tables already open are closed.
+    pub fn with_table_bounds(mut self, max_tables: u64, idle: Duration) -> Self {
+        self.runtimes = runtimes(max_tables, idle);
+        self
+    }
+
+    /// Tables open now.
+    pub fn open_tables(&self) -> u64 {
+        self.runtimes.run_pending_tasks();
+        self.runtimes.entry_count()
     }
 
     /// The worker's name.
@@ -57,16 +111,14 @@ impl WorkerStores {
     /// The runtime for the table at `uri`: its store opened with this
     /// worker's storage options, once.
     pub(crate) fn runtime(&self, uri: &str) -> Result<ScanRuntime> {
-        let mut runtimes = self.runtimes.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(r) = runtimes.get(uri) {
-            return Ok(r.clone());
-        }
-        let store = TableStore::open(uri, self.storage.clone()).map_err(|e| {
-            DataFusionError::Execution(format!("cannot open the store of table '{uri}': {e}"))
-        })?;
-        let runtime = ScanRuntime::new(store);
-        runtimes.insert(uri.to_string(), runtime.clone());
-        Ok(runtime)
+        // Concurrent first scans of one table open it once.
+        self.runtimes
+            .try_get_with_by_ref(uri, || {
+                TableStore::open(uri, self.storage.clone()).map(ScanRuntime::new)
+            })
+            .map_err(|e| {
+                DataFusionError::Execution(format!("cannot open the store of table '{uri}': {e}"))
+            })
     }
 
     pub(crate) fn record(&self, scan: ScanRecord) {
@@ -87,3 +139,6 @@ impl WorkerStores {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests;

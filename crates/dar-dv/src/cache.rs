@@ -9,16 +9,18 @@
 //! stores differently resolve the path themselves and use
 //! [`DvCache::load_at`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::future::Future;
 use std::ops::Range;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-
+use moka::future::Cache;
+use moka::notification::RemovalCause;
+use moka::policy::EvictionPolicy;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
-use tokio::sync::OnceCell;
 use url::Url;
 
 use crate::decode::{self, decode_file_bytes, decode_inline, fetch_range};
@@ -117,41 +119,54 @@ pub struct DvCacheStats {
 
 type Key = (String, String);
 
-#[derive(Debug)]
-struct Entry {
-    cell: Arc<OnceCell<Arc<DeletedRows>>>,
-    /// `Some` once loaded and counted against the budget.
-    bytes: Option<usize>,
-    tick: u64,
+#[derive(Debug, Default)]
+struct Counters {
+    hits: AtomicU64,
+    loads: AtomicU64,
+    evictions: AtomicU64,
 }
 
-#[derive(Debug, Default)]
-struct State {
-    entries: HashMap<Key, Entry>,
-    /// Loaded entries by last use, oldest first.
-    lru: BTreeMap<u64, Key>,
-    tick: u64,
-    stats: DvCacheStats,
-}
+/// Marks, inside moka, a load whose real error went back to its caller.
+#[derive(Debug)]
+struct LoadFailed;
 
 /// A cache of decoded DVs shared by all scans of a table (or of several
 /// tables: keys include the table root for table-relative `u` DVs).
 ///
 /// * Keyed by the DV's unique id, so a DV used by many files or scans is
 ///   fetched and decoded once.
-/// * Bounded in bytes: least recently used entries are evicted past the
-///   budget. A DV larger than the whole budget is returned but not kept.
-/// * Concurrent first loads of one DV are coalesced: one caller fetches,
-///   the others wait for its result. If that load fails, the error goes to
-///   that caller and a waiting caller starts a fresh attempt.
+/// * Bounded in bytes (moka, weighed by [`DeletedRows::memory_size`]): least
+///   recently used entries are evicted past the budget, which holds again
+///   whenever a load returns. A DV larger than the whole budget is returned
+///   but not kept.
+/// * Concurrent first loads of one DV are merged: one caller fetches, the
+///   others wait for its result. If that load fails, nothing is kept and
+///   the error goes to that caller; each caller that waited makes an
+///   attempt of its own (so every caller gets an error naming the file).
 /// * Empty DVs (`cardinality` 0) cost nothing: no I/O, no entry.
 ///
 /// The descriptor's [`DvDescriptor::with_row_count`] bound is checked on
 /// every load, cached or not.
-#[derive(Debug)]
 pub struct DvCache {
     capacity_bytes: usize,
-    state: Mutex<State>,
+    /// Built at the first load of a DV: a table without DVs does not pay
+    /// for building one.
+    entries: OnceLock<Cache<Key, Arc<DeletedRows>>>,
+    counters: Arc<Counters>,
+}
+
+impl fmt::Debug for DvCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Not moka's Debug: it lists every entry.
+        f.debug_struct("DvCache")
+            .field("capacity_bytes", &self.capacity_bytes)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+fn weigh(_: &Key, rows: &Arc<DeletedRows>) -> u32 {
+    u32::try_from(rows.memory_size()).unwrap_or(u32::MAX)
 }
 
 impl DvCache {
@@ -159,8 +174,29 @@ impl DvCache {
     pub fn new(capacity_bytes: usize) -> Self {
         Self {
             capacity_bytes,
-            state: Mutex::new(State::default()),
+            entries: OnceLock::new(),
+            counters: Arc::new(Counters::default()),
         }
+    }
+
+    /// The moka cache, built on first use.
+    fn entries(&self) -> &Cache<Key, Arc<DeletedRows>> {
+        self.entries.get_or_init(|| {
+            let capacity_bytes = self.capacity_bytes;
+            let counters = Arc::clone(&self.counters);
+            Cache::builder()
+                .max_capacity(capacity_bytes as u64)
+                .weigher(weigh)
+                .eviction_policy(EvictionPolicy::lru())
+                .eviction_listener(move |_, rows: Arc<DeletedRows>, cause| {
+                    // A DV larger than the whole budget is refused, not
+                    // evicted.
+                    if cause == RemovalCause::Size && rows.memory_size() <= capacity_bytes {
+                        counters.evictions.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+                .build()
+        })
     }
 
     /// The byte budget.
@@ -170,10 +206,16 @@ impl DvCache {
 
     /// Current counters.
     pub fn stats(&self) -> DvCacheStats {
-        let state = self.lock();
+        let (entries, bytes) = self
+            .entries
+            .get()
+            .map_or((0, 0), |c| (c.entry_count(), c.weighted_size()));
         DvCacheStats {
-            entries: state.entries.len(),
-            ..state.stats
+            hits: self.counters.hits.load(Ordering::Relaxed),
+            loads: self.counters.loads.load(Ordering::Relaxed),
+            evictions: self.counters.evictions.load(Ordering::Relaxed),
+            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+            entries: usize::try_from(entries).unwrap_or(usize::MAX),
         }
     }
 
@@ -249,28 +291,45 @@ impl DvCache {
         F: FnOnce(Range<u64>) -> Fut,
         Fut: Future<Output = object_store::Result<Bytes>>,
     {
-        let cell = self.cell_for(&key);
+        // Creating the future does no work: it runs only if polled, by moka
+        // (this caller loads) or below (the load we waited for failed).
+        let mut fetch = std::pin::pin!(async { fetch_with(location, dv, get).await.map(Arc::new) });
         let mut loaded_here = false;
-        let result = cell
-            .get_or_try_init(|| {
+        let mut failure = None;
+        let entries = self.entries();
+        let shared = entries
+            .try_get_with_by_ref(&key, async {
                 loaded_here = true;
-                async { fetch_with(location, dv, get).await.map(Arc::new) }
+                fetch.as_mut().await.map_err(|e| {
+                    failure = Some(e);
+                    LoadFailed
+                })
             })
-            .await
-            .cloned();
-        let rows = match result {
-            Ok(rows) => rows,
-            Err(error) => {
-                self.forget_failed(&key, &cell);
-                return Err(error);
+            .await;
+        let rows = match (shared, failure) {
+            (Ok(rows), _) if loaded_here => {
+                // `fetch_with` validated the rows against this very
+                // descriptor. Apply the insert and the evictions it calls
+                // for now, so that the budget and the counters hold.
+                self.counters.loads.fetch_add(1, Ordering::Relaxed);
+                entries.run_pending_tasks().await;
+                return Ok(rows);
+            }
+            (Ok(rows), _) => rows,
+            (Err(_), Some(error)) => return Err(error),
+            // We waited for another caller's load, which failed: our own
+            // fetch was never polled.
+            (Err(_), None) => {
+                let rows = fetch.await?;
+                self.counters.loads.fetch_add(1, Ordering::Relaxed);
+                if rows.memory_size() <= self.capacity_bytes {
+                    entries.insert(key, Arc::clone(&rows)).await;
+                    entries.run_pending_tasks().await;
+                }
+                return Ok(rows);
             }
         };
-        if loaded_here {
-            // `fetch_at` validated the rows against this very descriptor.
-            self.admit(&key, &cell, rows.memory_size());
-            return Ok(rows);
-        }
-        self.lock().stats.hits += 1;
+        self.counters.hits.fetch_add(1, Ordering::Relaxed);
         // A cached entry was decoded for another descriptor with the same
         // unique id: check it against this caller's cardinality and
         // row-count bound.
@@ -283,73 +342,5 @@ impl DvCache {
         };
         decode::validate(dv, &name, &rows)?;
         Ok(rows)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // The state stays consistent between statements, so a panic in
-        // another thread leaves nothing half-done: keep using it.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The cell for `key`, created if needed; marks the entry as used.
-    fn cell_for(&self, key: &Key) -> Arc<OnceCell<Arc<DeletedRows>>> {
-        let mut state = self.lock();
-        state.tick += 1;
-        let tick = state.tick;
-        let State { entries, lru, .. } = &mut *state;
-        let entry = entries.entry(key.clone()).or_insert_with(|| Entry {
-            cell: Arc::new(OnceCell::new()),
-            bytes: None,
-            tick,
-        });
-        if entry.bytes.is_some() {
-            lru.remove(&entry.tick);
-            lru.insert(tick, key.clone());
-        }
-        entry.tick = tick;
-        Arc::clone(&entry.cell)
-    }
-
-    /// Counts a freshly loaded entry against the budget and evicts the least
-    /// recently used entries beyond it.
-    fn admit(&self, key: &Key, cell: &Arc<OnceCell<Arc<DeletedRows>>>, bytes: usize) {
-        let mut state = self.lock();
-        state.stats.loads += 1;
-        let State {
-            entries,
-            lru,
-            stats,
-            ..
-        } = &mut *state;
-        let Some(entry) = entries.get_mut(key).filter(|e| Arc::ptr_eq(&e.cell, cell)) else {
-            return;
-        };
-        if entry.bytes.is_some() {
-            return;
-        }
-        entry.bytes = Some(bytes);
-        lru.insert(entry.tick, key.clone());
-        stats.bytes += bytes;
-        while stats.bytes > self.capacity_bytes {
-            let Some((_, oldest)) = lru.pop_first() else {
-                break;
-            };
-            if let Some(evicted) = entries.remove(&oldest) {
-                stats.bytes -= evicted.bytes.unwrap_or(0);
-                stats.evictions += 1;
-            }
-        }
-    }
-
-    /// Drops the entry of a failed load, unless another caller has since
-    /// loaded it successfully.
-    fn forget_failed(&self, key: &Key, cell: &Arc<OnceCell<Arc<DeletedRows>>>) {
-        let mut state = self.lock();
-        let failed = state.entries.get(key).is_some_and(|e| {
-            Arc::ptr_eq(&e.cell, cell) && e.bytes.is_none() && !e.cell.initialized()
-        });
-        if failed {
-            state.entries.remove(key);
-        }
     }
 }

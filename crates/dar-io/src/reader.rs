@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! get_metadata ─┬─ cache hit (path, size, version) ──────────────► ParquetMetaData
+//!               ├─ being loaded by another reader: wait for that load (one GET for all)
 //!               ├─ size <= whole-object threshold: 1 GET of the whole object,
 //!               │    footer parsed from memory; every later range is a slice
 //!               └─ else 1 GET of the last `footer_hint` bytes
@@ -25,10 +26,12 @@
 //! from memory, others cost one more GET.
 //!
 //! Footer GETs are tagged [`ObjectClass::Footer`] and page reads
-//! [`ObjectClass::PageData`] so a [`crate::MeteredStore`] below attributes
-//! them. Every body's length is checked against its range; a range outside a
-//! known object size is an error before any request is sent (a suffix range
-//! longer than the object is never sent: the size is always known first).
+//! [`ObjectClass::PageData`] (or all with one class,
+//! [`ParquetReader::with_object_class`]) so a [`crate::MeteredStore`] below
+//! attributes them. Every body's length is checked against its range; a
+//! range outside a known object size is an error before any request is sent
+//! (a suffix range longer than the object is never sent: the size is always
+//! known first).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -76,6 +79,7 @@ pub enum RangeStrategy {
 /// index (usually just before the footer) comes from the same request.
 struct FooterFetch {
     fetcher: Fetcher,
+    class: ObjectClass,
     buffers: Vec<(u64, Bytes)>,
 }
 
@@ -95,7 +99,7 @@ impl MetadataFetch for &mut FooterFetch {
             }
             let b = self
                 .fetcher
-                .fetch(range.clone(), ObjectClass::Footer)
+                .fetch(range.clone(), self.class)
                 .await
                 .map_err(Error::into_parquet)?;
             self.buffers.push((range.start, b.clone()));
@@ -116,6 +120,8 @@ pub struct ParquetReader {
     footer_hint: usize,
     whole_threshold: u64,
     strategy: RangeStrategy,
+    /// The class of every request, when not footer / page data.
+    class: Option<ObjectClass>,
     /// The whole object, when it was read whole.
     whole: Option<Bytes>,
     /// Footer-area buffers already fetched.
@@ -135,6 +141,7 @@ impl ParquetReader {
             footer_hint: DEFAULT_FOOTER_HINT,
             whole_threshold: DEFAULT_WHOLE_OBJECT_THRESHOLD,
             strategy: RangeStrategy::Planned,
+            class: None,
             whole: None,
             buffers: Vec::new(),
         }
@@ -186,6 +193,15 @@ impl ParquetReader {
     /// How ranges become requests.
     pub fn with_range_strategy(mut self, strategy: RangeStrategy) -> Self {
         self.strategy = strategy;
+        self
+    }
+
+    /// Tags every request of this reader, footer and pages alike, with
+    /// `class` (for example [`ObjectClass::Checkpoint`] for a Delta
+    /// checkpoint, all of which is log) instead of [`ObjectClass::Footer`]
+    /// and [`ObjectClass::PageData`].
+    pub fn with_object_class(mut self, class: ObjectClass) -> Self {
+        self.class = Some(class);
         self
     }
 
@@ -262,65 +278,79 @@ impl ParquetReader {
             o.column_index_policy() != PageIndexPolicy::Skip
                 || o.offset_index_policy() != PageIndexPolicy::Skip
         });
+        let Some(cache) = self.cache.clone() else {
+            return Ok(self.read_footer(options, size, want_index).await?.metadata);
+        };
         let key = MetadataKey {
             path: self.fetcher.path.to_string(),
             size,
             version: self.version.clone(),
         };
-        let cached = self.cache.as_ref().and_then(|c| c.get(&key));
-        if let Some(c) = &cached
-            && (c.page_index_loaded || !want_index)
-        {
-            return Ok(Arc::clone(&c.metadata));
+        // Readers of one object at the same time share one footer read.
+        let cached = cache
+            .get_or_try_load(key.clone(), || self.read_footer(options, size, want_index))
+            .await?;
+        if cached.page_index_loaded || !want_index {
+            return Ok(cached.metadata);
         }
-        let metadata = match cached {
-            // Footer cached without page indexes: add them.
-            Some(c) => {
-                let mut r = ParquetMetaDataReader::new_with_metadata((*c.metadata).clone())
-                    .with_arrow_reader_options(options);
-                let mut fetch = self.footer_fetch();
-                r.load_page_index(&mut fetch)
-                    .await
-                    .map_err(|e| self.parquet_err(e))?;
-                self.buffers = fetch.buffers;
-                r.finish().map_err(|e| self.parquet_err(e))?
-            }
-            None if size <= self.whole_threshold => {
-                let whole = self.fetcher.fetch(0..size, ObjectClass::Footer).await?;
-                self.whole = Some(whole.clone());
-                ParquetMetaDataReader::new()
-                    .with_arrow_reader_options(options)
-                    .parse_and_finish(&whole)
-                    .map_err(|e| self.parquet_err(e))?
-            }
-            None => {
-                let mut fetch = self.footer_fetch();
-                let md = ParquetMetaDataReader::new()
-                    .with_arrow_reader_options(options)
-                    .with_prefetch_hint(Some(self.footer_hint))
-                    .load_and_finish(&mut fetch, size)
-                    .await
-                    .map_err(|e| self.parquet_err(e))?;
-                self.buffers = fetch.buffers;
-                md
-            }
-        };
-        let metadata = Arc::new(metadata);
-        if let Some(c) = &self.cache {
-            c.insert(
+        // Footer cached without page indexes: add them.
+        let mut r = ParquetMetaDataReader::new_with_metadata((*cached.metadata).clone())
+            .with_arrow_reader_options(options);
+        let mut fetch = self.footer_fetch();
+        r.load_page_index(&mut fetch)
+            .await
+            .map_err(|e| self.parquet_err(e))?;
+        self.buffers = fetch.buffers;
+        let metadata = Arc::new(r.finish().map_err(|e| self.parquet_err(e))?);
+        cache
+            .insert(
                 key,
                 CachedMetadata {
                     metadata: Arc::clone(&metadata),
-                    page_index_loaded: want_index,
+                    page_index_loaded: true,
                 },
-            );
-        }
+            )
+            .await;
         Ok(metadata)
+    }
+
+    /// Reads and parses the footer (whole object when small), with page
+    /// indexes when `want_index`.
+    async fn read_footer(
+        &mut self,
+        options: Option<&ArrowReaderOptions>,
+        size: u64,
+        want_index: bool,
+    ) -> Result<CachedMetadata> {
+        let class = self.class.unwrap_or(ObjectClass::Footer);
+        let metadata = if size <= self.whole_threshold {
+            let whole = self.fetcher.fetch(0..size, class).await?;
+            self.whole = Some(whole.clone());
+            ParquetMetaDataReader::new()
+                .with_arrow_reader_options(options)
+                .parse_and_finish(&whole)
+                .map_err(|e| self.parquet_err(e))?
+        } else {
+            let mut fetch = self.footer_fetch();
+            let md = ParquetMetaDataReader::new()
+                .with_arrow_reader_options(options)
+                .with_prefetch_hint(Some(self.footer_hint))
+                .load_and_finish(&mut fetch, size)
+                .await
+                .map_err(|e| self.parquet_err(e))?;
+            self.buffers = fetch.buffers;
+            md
+        };
+        Ok(CachedMetadata {
+            metadata: Arc::new(metadata),
+            page_index_loaded: want_index,
+        })
     }
 
     fn footer_fetch(&mut self) -> FooterFetch {
         FooterFetch {
             fetcher: self.fetcher.clone(),
+            class: self.class.unwrap_or(ObjectClass::Footer),
             buffers: std::mem::take(&mut self.buffers),
         }
     }
@@ -352,14 +382,15 @@ impl ParquetReader {
             return Ok(all);
         }
         let fetcher = self.fetcher.clone();
+        let class = self.class.unwrap_or(ObjectClass::PageData);
         let fetch = |r: Range<u64>| {
             let f = fetcher.clone();
-            async move { f.fetch(r, ObjectClass::PageData).await }
+            async move { f.fetch(r, class).await }
         };
         match &self.strategy {
             RangeStrategy::Planned => {
                 fetcher
-                    .fetch_planned(&ranges, &self.cost.params(), ObjectClass::PageData)
+                    .fetch_planned(&ranges, &self.cost.params(), class)
                     .await
             }
             RangeStrategy::Coalesce { max_gap } => {

@@ -1,5 +1,6 @@
 //! Test support (feature `testing`): a store that injects faults into reads,
-//! an in-process S3 server and a Parquet file with exact page boundaries.
+//! a store that records them ([`RecordingStore`]), an in-process S3 server
+//! and a Parquet file with exact page boundaries.
 //!
 //! [`FaultStore`] wraps any store and applies a script of [`Fault`]s, one per
 //! `get_opts` call (HEADs included), in order; when the script is empty calls
@@ -23,9 +24,11 @@ use crate::ObjectClass;
 use crate::wrapper::wrapper_store;
 
 mod paged_parquet;
+mod recording;
 mod s3_server;
 
 pub use paged_parquet::paged_parquet;
+pub use recording::{RecordedGet, RecordingStore};
 pub use s3_server::S3Server;
 
 /// One injected fault.

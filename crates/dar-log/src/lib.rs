@@ -13,7 +13,9 @@
 //!    newest complete checkpoint at or below the target and the contiguous
 //!    commits after it.
 //! 2. [`commit`] and [`checkpoint`]: actions from JSON lines and from
-//!    checkpoint Parquet (only the needed columns; V2 sidecars included).
+//!    checkpoint Parquet (only the needed columns; V2 sidecars included),
+//!    read through `dar-io`'s `ParquetReader` ([`checkpoint::CheckpointIo`]:
+//!    footer cache, range planning, requests metered as checkpoint reads).
 //! 3. [`replay`]: newest-first reconciliation keyed by (path, DV id), straight
 //!    into Arrow builders ([`add_columns`]).
 //! 4. [`protocol`]: refuse reader features dar does not implement.
@@ -54,7 +56,6 @@ pub mod commit;
 pub mod error;
 pub mod file_index;
 pub mod listing;
-pub mod object_reader;
 pub mod partition;
 pub mod paths;
 pub mod protocol;

@@ -23,7 +23,7 @@ use object_store::ObjectStore;
 
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
 use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKeySet};
-use crate::checkpoint::{append_add_line, read_checkpoint};
+use crate::checkpoint::{CheckpointIo, append_add_line, read_checkpoint};
 use crate::commit::{Action, commit_info, parse_actions};
 use crate::error::{LogError, Result};
 use crate::listing::{LogFile, LogFileKind, LogSegment, read_log_file};
@@ -248,8 +248,10 @@ impl<'p> Replayer<'p> {
 /// [`LogSegment::replay_files`]), then its checkpoint. No commit that the
 /// checkpoint covers is read, not even the one at its version (protocol
 /// digest §1.3): real tables exist whose covered commits are incomplete.
+/// Checkpoint Parquet is read through `io`.
 pub async fn replay_segment(
     store: &Arc<dyn ObjectStore>,
+    io: &CheckpointIo,
     paths: &TablePaths,
     seg: &LogSegment,
     use_compaction: bool,
@@ -260,7 +262,7 @@ pub async fn replay_segment(
     let log_dir = seg.log_dir.to_string();
     let older = match &seg.checkpoint {
         Some(cp) => {
-            let content = read_checkpoint(store, paths, cp).await?;
+            let content = read_checkpoint(store, io, paths, cp).await?;
             r.older(
                 content.protocol,
                 content.metadata,

@@ -7,6 +7,7 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
+use crate::checkpoint::CheckpointIo;
 use crate::commit::first_commit_info;
 use crate::error::{LogError, Result};
 use crate::file_index::FileIndex;
@@ -44,6 +45,7 @@ pub struct SnapshotBuilder {
     mode: FileIndexMode,
     log_compaction: bool,
     url: Option<url::Url>,
+    checkpoints: CheckpointIo,
 }
 
 impl SnapshotBuilder {
@@ -86,6 +88,23 @@ impl SnapshotBuilder {
         self
     }
 
+    /// Reads checkpoint footers through `cache` (for example the table
+    /// store's [`dar_io::TableStore::metadata_cache`]), so later loads that
+    /// share it parse each checkpoint footer once. Without it, a builder and
+    /// its clones share a cache of their own.
+    pub fn with_metadata_cache(mut self, cache: dar_io::MetadataCache) -> Self {
+        self.checkpoints = self.checkpoints.with_metadata_cache(cache);
+        self
+    }
+
+    /// Plans the range reads of large checkpoints with `cost` (for example
+    /// the table store's [`dar_io::TableStore::cost_model`]; default:
+    /// dar-io's remote defaults).
+    pub fn with_cost_model(mut self, cost: Arc<dar_io::CostModel>) -> Self {
+        self.checkpoints = self.checkpoints.with_cost_model(cost);
+        self
+    }
+
     /// Replay the log and build the snapshot.
     pub async fn build(self) -> Result<Snapshot> {
         let paths = match &self.url {
@@ -97,12 +116,20 @@ impl SnapshotBuilder {
                 // Time travel listed the whole log and replayed the latest
                 // version: build the segment from that listing, and reuse
                 // that state when the latest version is the one found.
-                let e = time_travel::entry_at_timestamp(&self.store, &paths, t).await?;
+                let e = time_travel::entry_at_timestamp(&self.store, &self.checkpoints, &paths, t)
+                    .await?;
                 let segment = LogSegment::build(log_dir(&self.root), &e.files, Some(e.version))?;
                 let state = if e.latest.version == e.version && self.log_compaction {
                     e.latest
                 } else {
-                    replay_segment(&self.store, &paths, &segment, self.log_compaction).await?
+                    replay_segment(
+                        &self.store,
+                        &self.checkpoints,
+                        &paths,
+                        &segment,
+                        self.log_compaction,
+                    )
+                    .await?
                 };
                 (segment, state, Some(e.at_ms))
             }
@@ -112,8 +139,14 @@ impl SnapshotBuilder {
                     _ => None,
                 };
                 let segment = find_segment(self.store.as_ref(), &self.root, version).await?;
-                let state =
-                    replay_segment(&self.store, &paths, &segment, self.log_compaction).await?;
+                let state = replay_segment(
+                    &self.store,
+                    &self.checkpoints,
+                    &paths,
+                    &segment,
+                    self.log_compaction,
+                )
+                .await?;
                 (segment, state, None)
             }
         };
@@ -172,6 +205,7 @@ impl Snapshot {
             mode: FileIndexMode::default(),
             log_compaction: true,
             url: None,
+            checkpoints: CheckpointIo::new(),
         }
     }
 

@@ -20,6 +20,7 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 
 use crate::actions::{CommitInfo, Metadata, Protocol};
+use crate::checkpoint::CheckpointIo;
 use crate::commit::first_commit_info;
 use crate::error::{LogError, Result};
 use crate::listing::{LogFile, LogFileKind, LogSegment, list_log, log_dir, read_log_file};
@@ -138,7 +139,9 @@ pub async fn commit_timestamps(
     root: &Path,
 ) -> Result<Vec<(u64, i64)>> {
     let paths = TablePaths::for_store_root(root)?;
-    Ok(commit_history(store, &paths).await?.times)
+    Ok(commit_history(store, &CheckpointIo::new(), &paths)
+        .await?
+        .times)
 }
 
 /// The commit timestamps and, when ICT is on, its enablement version and
@@ -151,11 +154,15 @@ struct CommitHistory {
     latest: ReplayState,
 }
 
-async fn commit_history(store: &Arc<dyn ObjectStore>, paths: &TablePaths) -> Result<CommitHistory> {
+async fn commit_history(
+    store: &Arc<dyn ObjectStore>,
+    io: &CheckpointIo,
+    paths: &TablePaths,
+) -> Result<CommitHistory> {
     let dir = log_dir(paths.root());
     let files = list_log(store.as_ref(), &dir, 0).await?;
     let latest_segment = LogSegment::build(dir.clone(), &files, None)?;
-    let latest = replay_segment(store, paths, &latest_segment, true).await?;
+    let latest = replay_segment(store, io, paths, &latest_segment, true).await?;
     let earliest = earliest_version(&dir, &files).unwrap_or(latest.version);
     let ict = ict_enablement(&latest.protocol, &latest.metadata);
     let ict_from = ict.map(|(e, _)| e);
@@ -270,9 +277,11 @@ pub async fn version_at_timestamp(
     timestamp_ms: i64,
 ) -> Result<u64> {
     let paths = TablePaths::for_store_root(root)?;
-    Ok(entry_at_timestamp(store, &paths, timestamp_ms)
-        .await?
-        .version)
+    Ok(
+        entry_at_timestamp(store, &CheckpointIo::new(), &paths, timestamp_ms)
+            .await?
+            .version,
+    )
 }
 
 /// What [`entry_at_timestamp`] found, with the listing from version 0 and
@@ -292,6 +301,7 @@ pub(crate) struct TimestampEntry {
 /// The entry for [`version_at_timestamp`].
 pub(crate) async fn entry_at_timestamp(
     store: &Arc<dyn ObjectStore>,
+    io: &CheckpointIo,
     paths: &TablePaths,
     timestamp_ms: i64,
 ) -> Result<TimestampEntry> {
@@ -301,7 +311,7 @@ pub(crate) async fn entry_at_timestamp(
         ict,
         files,
         latest,
-    } = commit_history(store, paths).await?;
+    } = commit_history(store, io, paths).await?;
     let (Some(&(_, first)), Some(&(_, last))) = (times.first(), times.last()) else {
         return Err(LogError::NoLog {
             log_dir: log_dir(root).to_string(),

@@ -9,10 +9,14 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use url::Url;
 
-use crate::recording_store::RecordingStore;
+use dar_io::testing::RecordingStore;
 
 /// A DV file with three records in an in-memory store.
-async fn three_record_store() -> (Arc<RecordingStore>, Url, Vec<(DvDescriptor, Vec<u64>)>) {
+async fn three_record_store() -> (
+    Arc<RecordingStore<InMemory>>,
+    Url,
+    Vec<(DvDescriptor, Vec<u64>)>,
+) {
     let sets: [Vec<u64>; 3] = [
         vec![0, 9],
         (0..5000).map(|i| i * 3).collect(),
@@ -30,7 +34,7 @@ async fn three_record_store() -> (Arc<RecordingStore>, Url, Vec<(DvDescriptor, V
     let inner = InMemory::new();
     let path = Path::from(format!("tables/t/ab/deletion_vector_{uuid}.bin"));
     inner.put(&path, writer.finish().into()).await.unwrap();
-    let store = Arc::new(RecordingStore::new(Arc::new(inner)));
+    let store = Arc::new(RecordingStore::new(inner));
     (
         store,
         Url::parse("memory:///tables/t").unwrap(),
@@ -56,21 +60,21 @@ async fn each_record_is_one_exact_ranged_read() {
             expected_ranges.last().unwrap().clone().unwrap()
         );
     }
-    let requests = store.requests();
+    let requests = store.gets();
     assert_eq!(
-        requests.iter().map(|r| r.1.clone()).collect::<Vec<_>>(),
+        requests.iter().map(|r| r.bounded()).collect::<Vec<_>>(),
         expected_ranges
     );
     assert!(
         requests
             .iter()
-            .all(|r| r.0.starts_with("tables/t/ab/deletion_vector_"))
+            .all(|r| r.path.starts_with("tables/t/ab/deletion_vector_"))
     );
     // Loading again is served by the cache.
     for (dv, _) in &descriptors {
         cache.load(&dyn_store, &root, dv).await.unwrap();
     }
-    assert_eq!(store.requests().len(), 3);
+    assert_eq!(store.gets().len(), 3);
     assert_eq!(cache.stats().hits, 3);
 }
 
@@ -90,7 +94,7 @@ async fn empty_and_inline_dvs_do_no_io() {
     let inline = DvDescriptor::inline(&DeletedRows::from_iter([7, 1 << 33])).unwrap();
     let rows = cache.load(&dyn_store, &root, &inline).await.unwrap();
     assert_eq!(rows.iter().collect::<Vec<_>>(), [7, 1 << 33]);
-    assert!(store.requests().is_empty());
+    assert!(store.gets().is_empty());
     assert_eq!(cache.stats().entries, 1); // only the non-empty inline DV
 }
 
@@ -113,7 +117,7 @@ async fn concurrent_first_loads_share_one_fetch() {
         assert_eq!(rows.as_ref().unwrap().len(), set.len() as u64);
     }
     // All 16 got the same decoded set from one request.
-    assert_eq!(store.requests().len(), 1);
+    assert_eq!(store.gets().len(), 1);
     let first = results[0].as_ref().unwrap();
     assert!(
         results
@@ -140,11 +144,11 @@ async fn cache_stays_within_its_byte_budget() {
     let stats = cache.stats();
     assert!(stats.bytes <= cache.capacity_bytes(), "{stats:?}");
     assert_eq!((stats.entries, stats.evictions), (2, 1));
-    let before = store.requests().len();
+    let before = store.gets().len();
     cache.load(&dyn_store, &root, &a).await.unwrap(); // still cached
-    assert_eq!(store.requests().len(), before);
+    assert_eq!(store.gets().len(), before);
     cache.load(&dyn_store, &root, &c).await.unwrap(); // fetched again
-    assert_eq!(store.requests().len(), before + 1);
+    assert_eq!(store.gets().len(), before + 1);
     // A DV larger than the whole budget is returned but not kept.
     let tiny = DvCache::new(1);
     assert_eq!(tiny.load(&dyn_store, &root, &b).await.unwrap().len(), 5000);
@@ -159,7 +163,7 @@ async fn absolute_path_dvs_load_from_the_same_store() {
     let inner = InMemory::new();
     let path = Path::from("shared dvs/file.bin");
     inner.put(&path, writer.finish().into()).await.unwrap();
-    let store = Arc::new(RecordingStore::new(Arc::new(inner)));
+    let store = Arc::new(RecordingStore::new(inner));
     let dyn_store: Arc<dyn ObjectStore> = store.clone();
     let root = Url::parse("memory:///tables/t/").unwrap();
     let dv = DvDescriptor::try_new(
@@ -176,8 +180,13 @@ async fn absolute_path_dvs_load_from_the_same_store() {
         .unwrap();
     assert_eq!(rows.iter().collect::<Vec<_>>(), [4, 1 << 35]);
     let end = record.offset + 8 + u64::from(record.size_in_bytes);
+    let reads: Vec<_> = store
+        .gets()
+        .iter()
+        .map(|g| (g.path.clone(), g.bounded()))
+        .collect();
     assert_eq!(
-        store.requests(),
+        reads,
         [("shared dvs/file.bin".to_owned(), Some(record.offset..end))]
     );
     // The same file through another store origin is refused, not misread.
@@ -264,4 +273,94 @@ async fn real_dv_with_cardinality_zero_is_an_error() {
         object_store::path::Path::from("deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin");
     let err = DvCache::new(1 << 20).load_at(&store, &location, &dv).await;
     assert!(err.is_err(), "{:?}", err.map(|r| r.len()));
+}
+
+/// Many DVs through a small cache, loaded by many tasks at once: after every
+/// load the cache is within its budget, and what left was evicted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_budget_holds_after_every_load() {
+    let mut writer = DvFileWriter::new();
+    let uuid = uuid::Uuid::from_u128(7);
+    let dvs: Vec<DvDescriptor> = (0..64u64)
+        .map(|i| {
+            let rows: DeletedRows = (0..100).map(|r| i * 1000 + r * 3).collect();
+            DvDescriptor::uuid_file("ab", uuid, &writer.add(&rows).unwrap())
+        })
+        .collect();
+    let inner = InMemory::new();
+    let path = Path::from(format!("tables/t/ab/deletion_vector_{uuid}.bin"));
+    inner.put(&path, writer.finish().into()).await.unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(inner);
+    let root = Url::parse("memory:///tables/t").unwrap();
+    let one = DeletedRows::from_iter((0..100).map(|r| r * 3)).memory_size();
+    let cache = Arc::new(DvCache::new(6 * one + one / 2));
+    let tasks: Vec<_> = (0..4)
+        .map(|t| {
+            let (cache, store, root) = (cache.clone(), store.clone(), root.clone());
+            let mine: Vec<_> = dvs.iter().skip(t).step_by(4).cloned().collect();
+            tokio::spawn(async move {
+                for dv in mine {
+                    assert_eq!(cache.load(&store, &root, &dv).await.unwrap().len(), 100);
+                    let s = cache.stats();
+                    assert!(s.bytes <= cache.capacity_bytes(), "{s:?}");
+                    assert!(s.entries <= 6, "{s:?}");
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let s = cache.stats();
+    assert_eq!((s.loads, s.entries), (64, 6), "{s:?}");
+    assert_eq!(s.evictions, 64 - 6, "{s:?}");
+}
+
+/// The first load of a DV fails while others wait for it: only its caller
+/// gets the error, the others fetch for themselves, and nothing failed is
+/// kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callers_waiting_on_a_failed_load_fetch_for_themselves() {
+    let (store, _, descriptors) = three_record_store().await;
+    let (dv, set) = descriptors[1].clone();
+    let location = Path::from(format!(
+        "tables/t/ab/deletion_vector_{}.bin",
+        uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0)
+    ));
+    let cache = Arc::new(DvCache::new(1 << 20));
+    let first = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let tasks: Vec<_> = (0..4)
+        .map(|_| {
+            let (cache, store, location, dv, first) = (
+                cache.clone(),
+                store.clone(),
+                location.clone(),
+                dv.clone(),
+                first.clone(),
+            );
+            tokio::spawn(async move {
+                cache
+                    .load_at_with(&location, &dv, |range| async {
+                        if first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                            return Err(object_store::Error::NotImplemented {
+                                operation: "injected".into(),
+                                implementer: "test".into(),
+                            });
+                        }
+                        store.get_range(&location, range).await
+                    })
+                    .await
+            })
+        })
+        .collect();
+    let results = futures::future::join_all(tasks).await;
+    let results: Vec<_> = results.into_iter().map(|r| r.unwrap()).collect();
+    let failed: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(matches!(failed[0], DvError::Fetch { .. }), "{failed:?}");
+    for rows in results.iter().filter_map(|r| r.as_ref().ok()) {
+        assert_eq!(rows.len(), set.len() as u64);
+    }
+    assert_eq!(cache.stats().entries, 1);
 }

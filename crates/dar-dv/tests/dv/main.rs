@@ -12,5 +12,4 @@
 
 mod io;
 mod props;
-mod recording_store;
 mod tables;

@@ -11,7 +11,7 @@ use object_store::local::LocalFileSystem;
 use parquet::arrow::arrow_reader::RowSelector;
 use url::Url;
 
-use crate::recording_store::RecordingStore;
+use dar_io::testing::RecordingStore;
 
 /// Deleted rows of every DV in the shared tables, by (table, unique id).
 ///
@@ -190,7 +190,7 @@ async fn table_with_dv_small_selection_keeps_rows_1_to_8() {
     let dv = DvDescriptor::try_new("u", "vBn[lx{q8@P<9BNH/isA", Some(1), 36, 2)
         .unwrap()
         .with_row_count(10);
-    let store = RecordingStore::new(Arc::new(LocalFileSystem::new()));
+    let store = RecordingStore::new(LocalFileSystem::new());
     let rows = dar_dv::fetch(&store, &root_url(&root), &dv).await.unwrap();
     let selectors: Vec<RowSelector> = rows.selection(0..10).into();
     assert_eq!(
@@ -203,8 +203,8 @@ async fn table_with_dv_small_selection_keeps_rows_1_to_8() {
     );
     // One ranged read: the version byte plus the 44-byte record, not the file.
     let file = "deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin";
-    let requests = store.requests();
+    let requests = store.gets();
     assert_eq!(requests.len(), 1);
-    assert!(requests[0].0.ends_with(file), "{requests:?}");
-    assert_eq!(requests[0].1, Some(0..45));
+    assert!(requests[0].path.ends_with(file), "{requests:?}");
+    assert_eq!(requests[0].bounded(), Some(0..45));
 }

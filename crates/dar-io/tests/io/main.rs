@@ -8,6 +8,7 @@
     reason = "tests"
 )]
 
+mod cache;
 mod common;
 mod faults;
 mod local;

@@ -18,12 +18,12 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
 
-use crate::object_reader::ObjectReader;
-
 mod columns;
+mod io;
 
 pub(crate) use columns::concat_adds;
 use columns::{add_columns, schema_err};
+pub use io::{CheckpointIo, WHOLE_FILE_LIMIT};
 
 use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
 use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow};
@@ -61,9 +61,11 @@ pub struct CheckpointContent {
     pub adds: Vec<AddColumns>,
 }
 
-/// Read a whole checkpoint (all parts, and sidecars for V2).
+/// Read a whole checkpoint (all parts, and sidecars for V2); Parquet
+/// through `io`.
 pub async fn read_checkpoint(
     store: &Arc<dyn ObjectStore>,
+    io: &CheckpointIo,
     paths: &TablePaths,
     cp: &CheckpointFiles,
 ) -> Result<CheckpointContent> {
@@ -77,7 +79,7 @@ pub async fn read_checkpoint(
         let parts = futures::future::try_join_all(
             cp.files
                 .iter()
-                .map(|f| read_parquet_file(store, &f.location, f.size, false)),
+                .map(|f| read_parquet_file(store, io, &f.location, f.size, false)),
         )
         .await?;
         for part in parts {
@@ -101,7 +103,7 @@ pub async fn read_checkpoint(
                             .size
                     }
                 };
-                read_parquet_file(store, &location, size, true).await
+                read_parquet_file(store, io, &location, size, true).await
             }
         });
         for part in futures::future::try_join_all(reads).await? {
@@ -233,6 +235,7 @@ struct FileContent {
 /// Read one checkpoint part or sidecar. `adds_only` for sidecars.
 async fn read_parquet_file(
     store: &Arc<dyn ObjectStore>,
+    io: &CheckpointIo,
     location: &Path,
     size: u64,
     adds_only: bool,
@@ -242,7 +245,7 @@ async fn read_parquet_file(
         path: path.clone(),
         source,
     };
-    let reader = ObjectReader::new(Arc::clone(store), location.clone(), size);
+    let reader = io.reader(store, location, size);
     let builder = ParquetRecordBatchStreamBuilder::new(reader)
         .await
         .map_err(pq_err)?;

@@ -8,6 +8,7 @@
 )]
 
 mod bad_input;
+mod checkpoint_io;
 mod commit_timestamp;
 mod common;
 mod compaction;

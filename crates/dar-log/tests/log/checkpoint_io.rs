@@ -1,0 +1,91 @@
+//! Checkpoint Parquet goes through dar-io's reader: every request is
+//! metered as a checkpoint read, and a second load sharing the footer cache
+//! parses no checkpoint footer again.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use dar_io::testing::RecordingStore;
+use dar_io::{MetadataCache, MeteredStore, ObjectClass};
+use dar_log::Snapshot;
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+
+const TABLES: [&str; 3] = [
+    // classic, one part
+    "kernel/app-txn-checkpoint",
+    // classic, three parts
+    "kernel/v1-multi-part-struct-stats-only",
+    // V2 Parquet with sidecars
+    "kernel/v2-checkpoints-parquet-with-sidecars",
+];
+
+#[tokio::test]
+async fn checkpoint_reads_are_metered_and_their_footers_cached() {
+    for name in TABLES {
+        let Some(t) = dar_testdata::table(name) else {
+            return;
+        };
+        let recording = Arc::new(RecordingStore::new(
+            LocalFileSystem::new_with_prefix(&t).unwrap(),
+        ));
+        let metered = MeteredStore::new(Arc::clone(&recording) as Arc<dyn ObjectStore>);
+        let metrics = metered.metrics().clone();
+        let store: Arc<dyn ObjectStore> = Arc::new(metered);
+        let cache = MetadataCache::default();
+        let builder = Snapshot::builder(Arc::clone(&store), Path::from(""))
+            .with_metadata_cache(cache.clone());
+
+        let first = builder.clone().build().await.unwrap();
+        let io = metrics.snapshot();
+        let parquet: Vec<_> = recording
+            .gets()
+            .into_iter()
+            .filter(|g| g.path.ends_with(".parquet"))
+            .collect();
+        let files: BTreeSet<_> = parquet.iter().map(|g| g.path.clone()).collect();
+        assert!(!files.is_empty(), "{name}: no checkpoint read");
+        // Every checkpoint request was tagged by the reader, none is
+        // counted as a data file's footer or pages.
+        assert!(
+            parquet
+                .iter()
+                .all(|g| g.class == Some(ObjectClass::Checkpoint)),
+            "{name}: {parquet:?}"
+        );
+        assert_eq!(
+            io.class(ObjectClass::Checkpoint).requests,
+            parquet.len() as u64,
+            "{name}: {io}"
+        );
+        assert_eq!(io.class(ObjectClass::Footer).requests, 0, "{name}: {io}");
+        assert_eq!(io.class(ObjectClass::PageData).requests, 0, "{name}: {io}");
+        let c = cache.stats();
+        assert_eq!(
+            (c.hits, c.misses, c.entries),
+            (0, files.len() as u64, files.len()),
+            "{name}"
+        );
+
+        // A second load with the same cache: every footer is a hit.
+        let second = builder.build().await.unwrap();
+        let c2 = cache.stats();
+        assert_eq!(
+            (c2.hits, c2.misses, c2.entries),
+            (files.len() as u64, files.len() as u64, files.len()),
+            "{name}"
+        );
+        let io2 = metrics.snapshot().since(&io);
+        assert_eq!(io2.class(ObjectClass::Footer).requests, 0, "{name}: {io2}");
+        assert_eq!(
+            (second.version(), second.num_files()),
+            (first.version(), first.num_files())
+        );
+        assert_eq!(
+            second.file_index().unwrap().path,
+            first.file_index().unwrap().path,
+            "{name}"
+        );
+    }
+}
