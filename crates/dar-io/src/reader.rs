@@ -83,6 +83,19 @@ struct FooterFetch {
     buffers: Vec<(u64, Bytes)>,
 }
 
+/// The bytes from the start of the footer to the end of the file, from the
+/// file's last 8 bytes (`footer length: u32 LE`, `PAR1`); `None` when they
+/// are not a plain Parquet footer.
+fn footer_span(tail: &[u8]) -> Option<u64> {
+    let end = tail.len().checked_sub(8)?;
+    let trailer = tail.get(end..)?;
+    if &trailer[4..] != b"PAR1" {
+        return None;
+    }
+    let len = u32::from_le_bytes(trailer[..4].try_into().ok()?);
+    Some(u64::from(len) + 8)
+}
+
 fn from_buffers(buffers: &[(u64, Bytes)], range: &Range<u64>) -> Option<Bytes> {
     buffers.iter().find_map(|(start, b)| {
         let end = start + b.len() as u64;
@@ -326,11 +339,28 @@ impl ParquetReader {
         let metadata = if size <= self.whole_threshold {
             let whole = self.fetcher.fetch(0..size, class).await?;
             self.whole = Some(whole.clone());
+            self.check_footer(&whole)?;
             ParquetMetaDataReader::new()
                 .with_arrow_reader_options(options)
                 .parse_and_finish(&whole)
                 .map_err(|e| self.parquet_err(e))?
         } else {
+            // The tail parquet would fetch first, fetched here so the
+            // footer's schema depth is checked before parquet decodes it;
+            // parquet then finds the bytes in the buffers (no extra
+            // request, unless the footer outgrows the hint, as before).
+            let hint = u64::try_from(self.footer_hint)
+                .unwrap_or(u64::MAX)
+                .clamp(8, size);
+            let mut tail = self.fetcher.fetch(size - hint..size, class).await?;
+            let mut tail_start = size - hint;
+            if let Some(need) = footer_span(&tail).filter(|n| *n > tail.len() as u64 && *n <= size)
+            {
+                tail_start = size - need;
+                tail = self.fetcher.fetch(tail_start..size, class).await?;
+            }
+            self.check_footer(&tail)?;
+            self.buffers.push((tail_start, tail));
             let mut fetch = self.footer_fetch();
             let md = ParquetMetaDataReader::new()
                 .with_arrow_reader_options(options)
@@ -345,6 +375,31 @@ impl ParquetReader {
             metadata: Arc::new(metadata),
             page_index_loaded: want_index,
         })
+    }
+
+    /// Refuses a footer whose schema nests deeper than
+    /// [`MAX_SCHEMA_DEPTH`](crate::footer_depth::MAX_SCHEMA_DEPTH): parquet
+    /// builds and converts the schema tree recursively, and a deep one
+    /// overflowed the stack. `tail` ends at the end of the file; a tail too
+    /// short for its footer, or bytes that are no footer, are left to
+    /// parquet to report.
+    fn check_footer(&self, tail: &[u8]) -> Result<()> {
+        let Some(span) = footer_span(tail).and_then(|s| usize::try_from(s).ok()) else {
+            return Ok(());
+        };
+        if span > tail.len() {
+            return Ok(());
+        }
+        let footer = &tail[tail.len() - span..tail.len() - 8];
+        match crate::footer_depth::check_schema_depth(footer) {
+            Err(crate::footer_depth::DepthError::TooDeep(depth)) => Err(self.parquet_err(
+                parquet::errors::ParquetError::General(format!(
+                    "its schema nests deeper than the {} levels dar reads (at least {depth})",
+                    crate::footer_depth::MAX_SCHEMA_DEPTH
+                )),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn footer_fetch(&mut self) -> FooterFetch {

@@ -28,7 +28,13 @@ pub fn one_line(error: &(dyn StdError + 'static)) -> String {
     let mut current = error.source();
     while let Some(cause) = current {
         let text = cause.to_string();
-        if !text.is_empty() && !line.contains(&text) {
+        // A cause that only frames its own source ("... of 'path': <its
+        // source>"), whose source the line already says, adds nothing.
+        let frames_known = cause.source().is_some_and(|inner| {
+            let inner = inner.to_string();
+            !inner.is_empty() && text.ends_with(&inner) && line.contains(&inner)
+        });
+        if !text.is_empty() && !line.contains(&text) && !frames_known {
             let _ = write!(line, ": {text}");
         }
         current = cause.source();

@@ -167,6 +167,10 @@ impl Table {
         let uri = store.url().to_string();
         let mut builder = Snapshot::builder(Arc::clone(store.store()), store.root().clone())
             .with_table_url(store.url())
+            // Checkpoints through the table store's footer cache and cost
+            // model, like the data files.
+            .with_metadata_cache(store.metadata_cache().clone())
+            .with_cost_model(Arc::clone(store.cost_model()))
             .with_file_index(if options.lazy_file_index {
                 FileIndexMode::Lazy
             } else {

@@ -139,3 +139,63 @@ impl HandTable {
         json!({ "add": add })
     }
 }
+
+/// A Parquet file (no rows) whose schema is a chain of `groups` nested
+/// groups ending in one INT32 leaf, its footer written byte by byte in
+/// Thrift's compact protocol: the hostile footer that overflowed readers'
+/// stacks at a few thousand levels. Logically it is the column
+/// `g: struct<g: struct<... x: int>>`.
+pub fn deeply_nested_parquet(groups: usize) -> Vec<u8> {
+    fn varint(out: &mut Vec<u8>, mut n: u64) {
+        loop {
+            let b = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(b);
+                return;
+            }
+            out.push(b | 0x80);
+        }
+    }
+    fn zigzag(n: i64) -> u64 {
+        ((n << 1) ^ (n >> 63)) as u64
+    }
+    let mut f = vec![0x15]; // field 1 (version), i32
+    varint(&mut f, zigzag(1));
+    let elements = groups + 1; // the root, groups - 1 groups, the leaf
+    f.push(0x19); // field 2 (schema), list
+    if elements < 15 {
+        f.push(((elements as u8) << 4) | 12);
+    } else {
+        f.push(0xF0 | 12);
+        varint(&mut f, elements as u64);
+    }
+    for i in 0..elements {
+        if i + 1 == elements {
+            f.extend([0x15, 0x02]); // 1: type INT32
+            f.extend([0x25, 0x02]); // 3: repetition OPTIONAL
+            f.extend([0x18, 0x01, b'x']); // 4: name
+        } else {
+            if i > 0 {
+                f.extend([0x35, 0x02]); // 3: repetition OPTIONAL
+                f.extend([0x18, 0x01, b'g']); // 4: name
+            } else {
+                f.extend([0x48, 0x06]); // 4: name (root)
+                f.extend(b"schema");
+            }
+            f.push(0x15); // 5: num_children
+            varint(&mut f, zigzag(1));
+        }
+        f.push(0); // end of SchemaElement
+    }
+    f.push(0x16); // field 3 (num_rows), i64
+    varint(&mut f, zigzag(0));
+    f.push(0x19); // field 4 (row_groups), empty list
+    f.push(12);
+    f.push(0); // end of FileMetaData
+    let mut file = b"PAR1".to_vec();
+    file.extend(&f);
+    file.extend((f.len() as u32).to_le_bytes());
+    file.extend(b"PAR1");
+    file
+}

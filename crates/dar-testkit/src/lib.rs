@@ -94,7 +94,7 @@ pub use actions::DataFile;
 pub use builder::TableWriterBuilder;
 pub use dv::DvStorage;
 pub use error::{Result, TestkitError};
-pub use hand::HandTable;
+pub use hand::{HandTable, deeply_nested_parquet};
 pub use many::write_many_files;
 pub use parquet::{Codec, ParquetOptions};
 pub use partition::HIVE_DEFAULT_PARTITION;

@@ -394,7 +394,10 @@ fn a_panic_below_dar_is_one_error_line() {
         .join("day=2024-01-03")
         .join("part-00002-498a229b-dff2-4605-b2ca-20c877bff856.c000.snappy.parquet");
     let mut body = std::fs::read(&data).unwrap();
-    assert_eq!(body[939], 2, "the sample was rewritten: find the byte again");
+    assert_eq!(
+        body[939], 2,
+        "the sample was rewritten: find the byte again"
+    );
     body[939] = 194;
     std::fs::write(&data, body).unwrap();
     // `fails` checks: exit 1, one line, no panic report.
@@ -413,4 +416,35 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(e.path(), target).unwrap();
         }
     }
+}
+
+/// A data file whose footer nests 5,000 groups aborted `dar` (stack
+/// overflow); it is one error line naming the file.
+#[test]
+fn a_deeply_nested_footer_is_one_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = dar_testkit::HandTable::new(dir.path()).unwrap();
+    let bytes = dar_testkit::deeply_nested_parquet(5_000);
+    std::fs::write(dir.path().join("part-0.parquet"), &bytes).unwrap();
+    t.commit(&[
+        dar_testkit::HandTable::protocol(),
+        dar_testkit::HandTable::metadata(
+            serde_json::json!([dar_testkit::HandTable::field(
+                "g",
+                serde_json::json!({"type": "struct", "fields": []}),
+                serde_json::json!({})
+            )]),
+            &[],
+            serde_json::json!({}),
+        ),
+        dar_testkit::HandTable::add(
+            "part-0.parquet",
+            bytes.len() as u64,
+            serde_json::json!({}),
+            None,
+        ),
+    ])
+    .unwrap();
+    let err = fails(&["scan", &arg(dir.path()), "--format", "null"]);
+    assert_contains(&err, &["part-0.parquet", "nests deeper"]);
 }

@@ -268,7 +268,10 @@ impl ColumnPlan {
                     ScanError::SchemaMismatch {
                         path: path.to_string(),
                         column: column.to_string(),
-                        found: format!("{} holding a value it cannot be read as ({e})", array.data_type()),
+                        found: format!(
+                            "{} holding a value it cannot be read as ({e})",
+                            array.data_type()
+                        ),
                         expected: to.to_string(),
                     }
                 })

@@ -139,7 +139,11 @@ async fn bytes_that_are_not_utf8_in_a_string_column_are_a_schema_mismatch() {
     let size = t.write_parquet("part-0.parquet", &batch).unwrap();
     t.commit(&[
         HandTable::protocol(),
-        HandTable::metadata(json!([HandTable::field("s", json!("string"), json!({}))]), &[], json!({})),
+        HandTable::metadata(
+            json!([HandTable::field("s", json!("string"), json!({}))]),
+            &[],
+            json!({}),
+        ),
         HandTable::add("part-0.parquet", size, json!({}), None),
     ])
     .unwrap();
@@ -152,8 +156,68 @@ async fn bytes_that_are_not_utf8_in_a_string_column_are_a_schema_mismatch() {
         .try_collect::<Vec<_>>()
         .await
         .unwrap_err();
-    assert!(matches!(err, dar_scan::ScanError::SchemaMismatch { .. }), "{err}");
+    assert!(
+        matches!(err, dar_scan::ScanError::SchemaMismatch { .. }),
+        "{err}"
+    );
     assert_eq!(err.kind(), dar_scan::ErrorKind::SchemaViolation, "{err}");
     let text = err.to_string();
-    assert!(text.contains("part-0.parquet") && text.contains("'s'"), "{text}");
+    assert!(
+        text.contains("part-0.parquet") && text.contains("'s'"),
+        "{text}"
+    );
+}
+
+/// A footer nesting thousands of groups (50 KB) once overflowed the stack
+/// and aborted the process; now it is an error naming the file, and a
+/// modest nesting still reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deeply_nested_footer_is_an_error_not_an_abort() {
+    for (groups, readable) in [(3usize, true), (5_000, false)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut t = HandTable::new(tmp.path()).unwrap();
+        let bytes = dar_testkit::deeply_nested_parquet(groups);
+        std::fs::write(tmp.path().join("part-0.parquet"), &bytes).unwrap();
+        // The Delta schema nests as the file does for the readable case;
+        // for the deep one it names only the top-level struct (the log's
+        // JSON parser bounds its own nesting): the depth is the file's.
+        let mut declared = json!("integer");
+        if readable {
+            for _ in 1..groups {
+                declared = json!({"type": "struct", "fields": [{"name": "g", "type": declared, "nullable": true, "metadata": {}}]});
+            }
+        } else {
+            declared = json!({"type": "struct", "fields": []});
+        }
+        t.commit(&[
+            HandTable::protocol(),
+            HandTable::metadata(
+                json!([HandTable::field("g", declared, json!({}))]),
+                &[],
+                json!({}),
+            ),
+            HandTable::add("part-0.parquet", bytes.len() as u64, json!({}), None),
+        ])
+        .unwrap();
+        let table = Table::open(&t.uri()).await.unwrap();
+        let result = table
+            .scan()
+            .build()
+            .unwrap()
+            .execute()
+            .try_collect::<Vec<_>>()
+            .await;
+        match (readable, result) {
+            (true, Ok(batches)) => assert_eq!(num_rows(&batches), 0),
+            (false, Err(e)) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("part-0.parquet") && text.contains("nests deeper"),
+                    "{text}"
+                );
+                assert_eq!(e.kind(), dar_scan::ErrorKind::CorruptData, "{e}");
+            }
+            (readable, other) => panic!("{groups} groups (readable {readable}): {other:?}"),
+        }
+    }
 }
