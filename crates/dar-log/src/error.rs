@@ -115,6 +115,15 @@ pub enum LogError {
         /// What is wrong.
         detail: String,
     },
+    /// An active file's `add` action holds a value no writer can mean (a
+    /// negative size).
+    #[error("invalid add action for data file '{path}': {detail}")]
+    InvalidAdd {
+        /// The data file's path as written in the log.
+        path: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// An active file's deletion-vector descriptor breaks the protocol (an
     /// unknown storage type, a negative size or cardinality).
     #[error("invalid deletion vector of data file '{path}': {source}")]

@@ -184,6 +184,17 @@ impl FileIndex {
                 }
             }
         }
+        let size: Int64Array = col!(size, |c: &ArrayRef| c.as_primitive().clone());
+        // A size is a count of bytes: a negative one is a corrupt log, and
+        // read as "unknown" it would hide that.
+        if arrow_arith::aggregate::min(&size).is_some_and(|m| m < 0)
+            && let Some(i) = (0..size.len()).find(|&i| size.is_valid(i) && size.value(i) < 0)
+        {
+            return Err(LogError::InvalidAdd {
+                path: path.value(i).to_string(),
+                detail: format!("size {} is not a number of bytes", size.value(i)),
+            });
+        }
         Ok(Self {
             object_path: object_path.finish(),
             store_origin: store_origin.finish(),
@@ -191,7 +202,7 @@ impl FileIndex {
             partition_values,
             stats,
             path,
-            size: col!(size, |c: &ArrayRef| c.as_primitive().clone()),
+            size,
             modification_time: col!(modification_time, |c: &ArrayRef| c.as_primitive().clone()),
             dv: DvColumns {
                 storage_type: col!(dv.storage_type, |c: &ArrayRef| c.as_string::<i32>().clone()),

@@ -174,7 +174,19 @@ impl TablePaths {
             path: raw.to_string(),
             detail,
         };
-        let url = self.url.join(raw).map_err(|e| invalid(e.to_string()))?;
+        // A URL parser reads `\` as `/` in file: and http: URLs; in a log
+        // path it is a character of a name, as in Delta's own reader.
+        let escaped;
+        let reference = if raw.contains('\\') {
+            escaped = raw.replace('\\', "%5C");
+            escaped.as_str()
+        } else {
+            raw
+        };
+        let url = self
+            .url
+            .join(reference)
+            .map_err(|e| invalid(e.to_string()))?;
         if url.query().is_some() || url.fragment().is_some() {
             return Err(invalid("a data file path has no query or fragment".into()));
         }
@@ -276,6 +288,22 @@ mod tests {
         assert_eq!(p.replay_key("p%20q.parquet").unwrap(), "p q.parquet");
         assert_eq!(p.replay_key("p q.parquet").unwrap(), "p q.parquet");
         assert_eq!(p.replay_key("p%2520q.parquet").unwrap(), "p%20q.parquet");
+    }
+
+    /// A backslash is a character of a file name, not a separator (a URL
+    /// parser turns it into `/` in file: and http: URLs).
+    #[test]
+    fn a_backslash_is_part_of_a_name() {
+        let p = paths();
+        assert_eq!(p.replay_key("dir\\a.parquet").unwrap(), "dir\\a.parquet");
+        let FileLocation::TableStore(key) = p.locate("dir\\a.parquet").unwrap() else {
+            panic!("on the table's store");
+        };
+        assert_eq!(key.as_ref(), "data/t/dir\\a.parquet");
+        assert_ne!(
+            p.replay_key("dir\\a.parquet").unwrap(),
+            p.replay_key("dir/a.parquet").unwrap()
+        );
     }
 
     #[test]

@@ -126,6 +126,8 @@ fn log_kind(error: &LogError) -> ErrorKind {
         | E::EmptyCommit { .. }
         | E::CheckpointSchema { .. }
         | E::InvalidAction { .. }
+        | E::InvalidAdd { .. }
+        | E::InvalidDeletionVector { .. }
         | E::MissingProtocol { .. }
         | E::MissingMetadata { .. }
         | E::InvalidPath { .. }

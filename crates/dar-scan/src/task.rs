@@ -112,13 +112,15 @@ struct Encoded<T> {
 
 impl ScanTask {
     /// Rows the file holds after its DV, when the log says (`num_records -
-    /// cardinality`).
+    /// cardinality`). `None` when the log does not know, and when it
+    /// contradicts itself (a DV deleting more rows than the file has): the
+    /// file must then be read, which tells what is wrong.
     pub fn live_rows(&self) -> Option<u64> {
         let deleted = self
             .deletion_vector
             .as_ref()
             .map_or(0, DvDescriptor::cardinality);
-        self.num_records.map(|n| n.saturating_sub(deleted))
+        self.num_records.and_then(|n| n.checked_sub(deleted))
     }
 
     /// The partition value of logical column `name`.

@@ -16,7 +16,7 @@ use crate::error::CliError;
 use crate::output::JsonObject;
 
 /// Rows of a snapshot as its log tells them, without reading data files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowCount {
     /// Live rows: `numRecords` minus deletion-vector cardinalities; when
     /// some files have no `numRecords`, their rows are estimated from their
@@ -31,6 +31,10 @@ pub struct RowCount {
     pub deleted: u64,
     /// Files without `numRecords`.
     pub files_without_num_records: usize,
+    /// A file whose deletion vector deletes more rows than its
+    /// `numRecords`: `(path, cardinality, numRecords)`. The log contradicts
+    /// itself, so no count is given.
+    pub contradiction: Option<(String, u64, u64)>,
 }
 
 /// Counts the rows of `index` from its statistics.
@@ -59,7 +63,18 @@ pub fn row_count(index: &FileIndex) -> RowCount {
         .filter(|&i| !cards.is_null(i))
         .map(|i| u64::try_from(cards.value(i)).unwrap_or(0))
         .sum();
-    let rows = if missing == 0 {
+    let contradiction = (0..cards.len().min(records.len())).find_map(|i| {
+        let card = (!cards.is_null(i))
+            .then(|| u64::try_from(cards.value(i)).ok())
+            .flatten()?;
+        let n = (!records.is_null(i))
+            .then(|| u64::try_from(records.value(i)).ok())
+            .flatten()?;
+        (card > n).then(|| (index.path.value(i).to_string(), card, n))
+    });
+    let rows = if contradiction.is_some() {
+        None
+    } else if missing == 0 {
         Some(num_records.saturating_sub(deleted))
     } else if known_bytes > 0 {
         let per_byte = num_records as f64 / known_bytes as f64;
@@ -70,11 +85,19 @@ pub fn row_count(index: &FileIndex) -> RowCount {
     };
     RowCount {
         rows,
-        exact: missing == 0,
+        exact: missing == 0 && contradiction.is_none(),
         num_records,
         deleted,
         files_without_num_records: missing,
+        contradiction,
     }
+}
+
+/// Why a count is not given: the log contradicts itself.
+fn contradiction_text((path, deleted, rows): &(String, u64, u64)) -> String {
+    format!(
+        "the log contradicts itself: the deletion vector of '{path}' deletes {deleted} rows of its {rows}"
+    )
 }
 
 /// One schema entry: a column or a nested struct field.
@@ -245,6 +268,10 @@ impl Info {
             .with("total_bytes", self.total_bytes)
             .with("num_rows", self.count.rows)
             .with("num_rows_exact", self.count.exact)
+            .with(
+                "num_rows_unknown_because",
+                self.count.contradiction.as_ref().map(contradiction_text),
+            )
             .with("num_records", self.count.num_records)
             .with("deleted_rows", self.count.deleted)
             .with(
@@ -325,6 +352,13 @@ impl Info {
             self.files_with_dv
         )?;
         let c = &self.count;
+        if let Some(why) = &c.contradiction {
+            return writeln!(
+                w,
+                "rows:              unknown ({})",
+                contradiction_text(why)
+            );
+        }
         match c.rows {
             Some(rows) if c.exact => writeln!(
                 w,

@@ -236,6 +236,20 @@ fn log_errors() -> Vec<(LogError, ErrorKind)> {
             CorruptData,
         ),
         (
+            E::InvalidAdd {
+                path: s("part-0.parquet"),
+                detail: s("size -5 is not a number of bytes"),
+            },
+            CorruptData,
+        ),
+        (
+            E::InvalidDeletionVector {
+                path: s("part-0.parquet"),
+                source: Box::new(dar_dv::DvDescriptor::try_new("x", "a", None, 1, 1).unwrap_err()),
+            },
+            CorruptData,
+        ),
+        (
             E::MissingProtocol {
                 log_dir: log(),
                 version: 0,

@@ -221,3 +221,38 @@ async fn a_deeply_nested_footer_is_an_error_not_an_abort() {
         }
     }
 }
+
+/// `add.size` is a count of bytes: a negative one is a corrupt log,
+/// refused when the table is opened (it was read as "unknown").
+#[tokio::test]
+async fn a_negative_file_size_is_refused_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = HandTable::new(tmp.path()).unwrap();
+    let batch =
+        RecordBatch::try_from_iter([("x", Arc::new(Int32Array::from(vec![1])) as ArrayRef)])
+            .unwrap();
+    t.write_parquet("part-0.parquet", &batch).unwrap();
+    t.commit(&[
+        HandTable::protocol(),
+        HandTable::metadata(
+            json!([HandTable::field("x", json!("integer"), json!({}))]),
+            &[],
+            json!({}),
+        ),
+        HandTable::add("part-0.parquet", 0, json!({}), None),
+    ])
+    .unwrap();
+    let log = t
+        .path()
+        .join("_delta_log")
+        .join("00000000000000000000.json");
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(&log, text.replace(r#""size":0"#, r#""size":-5"#)).unwrap();
+    let err = Table::open(&t.uri()).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("part-0.parquet") && text.contains("-5"),
+        "{text}"
+    );
+    assert_eq!(err.kind(), dar_scan::ErrorKind::CorruptData);
+}

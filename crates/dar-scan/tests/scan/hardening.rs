@@ -190,3 +190,35 @@ async fn unreadable_data_file_is_named_once_with_its_full_path() {
         );
     }
 }
+
+/// A DV deleting more rows than its file's `numRecords`: the log
+/// contradicts itself, so no count comes from it (a count scan read 0
+/// rows "exactly"); reading the file reports what is wrong.
+#[tokio::test]
+async fn a_dv_deleting_more_rows_than_the_file_has_is_never_a_count() {
+    let Some((_tmp, dir)) = copy_table(WITH_DV) else {
+        return;
+    };
+    // Commit 1 re-adds the file with its DV (cardinality 2).
+    let commit = dir.join("_delta_log").join("00000000000000000001.json");
+    let text = std::fs::read_to_string(&commit).unwrap();
+    std::fs::write(
+        &commit,
+        text.replace(r#"numRecords\":10"#, r#"numRecords\":1"#),
+    )
+    .unwrap();
+    let t = Table::open(dir.to_str().unwrap()).await.unwrap();
+    let count = t.scan().with_columns(Vec::<String>::new()).build().unwrap();
+    assert!(matches!(
+        count.statistics().num_rows,
+        dar_scan::Estimate::Unknown
+    ));
+    let err = count.collect().await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ScanError::RowCountMismatch { .. } | ScanError::DeletionVector { .. }
+        ),
+        "{err}"
+    );
+}
