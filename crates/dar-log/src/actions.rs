@@ -63,8 +63,11 @@ pub struct Metadata {
     /// Data format.
     #[serde(default)]
     pub format: Format,
-    /// The Delta schema as JSON text (§5).
-    pub schema_string: String,
+    /// The Delta schema as JSON text (§5). Required by the protocol, but
+    /// absent from some old checkpoints: the table's files can still be
+    /// listed, its rows not read.
+    #[serde(default)]
+    pub schema_string: Option<String>,
     /// Logical partition column names, in order.
     #[serde(default)]
     pub partition_columns: Vec<String>,

@@ -115,6 +115,15 @@ pub enum LogError {
         /// What is wrong.
         detail: String,
     },
+    /// The log's `metaData` has no `schemaString`: its files can be listed,
+    /// but no row can be read.
+    #[error(
+        "the table's metaData at version {version} has no schemaString: its files can be listed, but its rows cannot be read"
+    )]
+    MissingSchema {
+        /// The snapshot version.
+        version: u64,
+    },
     /// An active file's `add` action holds a value no writer can mean (a
     /// negative size).
     #[error("invalid add action for data file '{path}': {detail}")]

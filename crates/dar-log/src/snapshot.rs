@@ -15,7 +15,9 @@ use crate::listing::{LogSegment, find_segment, list_log, log_dir, read_log_file}
 use crate::paths::TablePaths;
 use crate::protocol::check_protocol;
 use crate::replay::{ReplayState, replay_onto, replay_segment};
-use crate::schema::{COLUMN_MAPPING_MODE_KEY, ColumnMappingMode, StructType};
+use crate::schema::{
+    COLUMN_MAPPING_MODE_KEY, ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
+};
 use crate::time_travel::{self, KnownCommits};
 
 /// When the typed file index is built.
@@ -228,7 +230,25 @@ impl Snapshot {
                 provider: provider.to_string(),
             });
         }
-        let schema = StructType::from_json(&state.metadata.schema_string)?;
+        // Without a schema the files can still be listed: partition values
+        // are kept as text, under their logical names.
+        let schema = match &state.metadata.schema_string {
+            Some(text) => StructType::from_json(text)?,
+            None => StructType::new(
+                state
+                    .metadata
+                    .partition_columns
+                    .iter()
+                    .map(|p| {
+                        StructField::new(
+                            p.clone(),
+                            DataType::Primitive(PrimitiveType::String),
+                            true,
+                        )
+                    })
+                    .collect(),
+            ),
+        };
         let p = &state.protocol;
         let supports_mapping = p.min_reader_version == 2
             || (p.min_reader_version == 3 && p.has_reader_feature("columnMapping"));
@@ -278,9 +298,17 @@ impl Snapshot {
         &self.state.metadata
     }
 
-    /// The table schema (logical names; physical names and ids in field metadata).
+    /// The table schema (logical names; physical names and ids in field
+    /// metadata). For a log without `schemaString` ([`Snapshot::has_schema`]
+    /// is false), only the partition columns, as strings.
     pub fn schema(&self) -> &StructType {
         &self.schema
+    }
+
+    /// Whether the log's `metaData` holds a schema (`schemaString`). Without
+    /// one the files can be listed but no row can be read.
+    pub fn has_schema(&self) -> bool {
+        self.state.metadata.schema_string.is_some()
     }
 
     /// The table schema in Arrow form.

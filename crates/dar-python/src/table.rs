@@ -116,7 +116,7 @@ impl Table {
         d.set_item("description", &m.description)?;
         d.set_item("format_provider", &m.format.provider)?;
         d.set_item("format_options", &m.format.options)?;
-        d.set_item("schema_string", &m.schema_string)?;
+        d.set_item("schema_string", m.schema_string.as_deref())?;
         d.set_item("partition_columns", PyList::new(py, &m.partition_columns)?)?;
         d.set_item("created_time", m.created_time)?;
         d.set_item("configuration", &m.configuration)?;

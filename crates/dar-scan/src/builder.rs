@@ -127,6 +127,11 @@ impl ScanBuilder {
     pub fn build(self) -> Result<ScanPlan> {
         let table = &self.table;
         let snapshot = table.snapshot();
+        if !snapshot.has_schema() {
+            return Err(table.log_error(dar_log::LogError::MissingSchema {
+                version: snapshot.version(),
+            }));
+        }
         let columns: Vec<Vec<String>> = match self.columns {
             Some(c) => c,
             None => table

@@ -127,6 +127,7 @@ fn log_kind(error: &LogError) -> ErrorKind {
         | E::CheckpointSchema { .. }
         | E::InvalidAction { .. }
         | E::InvalidAdd { .. }
+        | E::MissingSchema { .. }
         | E::InvalidDeletionVector { .. }
         | E::MissingProtocol { .. }
         | E::MissingMetadata { .. }

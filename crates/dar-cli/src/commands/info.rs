@@ -173,7 +173,8 @@ struct Info {
     created_time: Option<String>,
     column_mapping: ColumnMappingMode,
     partition_columns: Vec<String>,
-    columns: Vec<Column>,
+    /// `None` when the log's metaData has no schemaString.
+    columns: Option<Vec<Column>>,
     properties: BTreeMap<String, String>,
     files: usize,
     files_with_dv: usize,
@@ -205,7 +206,9 @@ impl Info {
             created_time: metadata.created_time.and_then(rfc3339),
             column_mapping: mode,
             partition_columns: snapshot.partition_columns().to_vec(),
-            columns: columns(snapshot.schema(), mode),
+            columns: snapshot
+                .has_schema()
+                .then(|| columns(snapshot.schema(), mode)),
             properties: snapshot
                 .table_properties()
                 .iter()
@@ -226,23 +229,24 @@ impl Info {
     }
 
     fn to_json(&self) -> JsonObject {
-        let schema: Vec<JsonObject> = self
-            .columns
-            .iter()
-            .map(|c| {
-                let mut o = JsonObject::new()
-                    .with("path", c.path.as_str())
-                    .with("type", c.data_type.as_str())
-                    .with("nullable", c.nullable);
-                if let Some(p) = &c.physical_path {
-                    o = o.with("physical_name", p.as_str());
-                }
-                if let Some(id) = c.field_id {
-                    o = o.with("field_id", id);
-                }
-                o
-            })
-            .collect();
+        let schema: Option<Vec<JsonObject>> = self.columns.as_ref().map(|columns| {
+            columns
+                .iter()
+                .map(|c| {
+                    let mut o = JsonObject::new()
+                        .with("path", c.path.as_str())
+                        .with("type", c.data_type.as_str())
+                        .with("nullable", c.nullable);
+                    if let Some(p) = &c.physical_path {
+                        o = o.with("physical_name", p.as_str());
+                    }
+                    if let Some(id) = c.field_id {
+                        o = o.with("field_id", id);
+                    }
+                    o
+                })
+                .collect()
+        });
         JsonObject::new()
             .with("table", self.table.as_str())
             .with("version", self.version)
@@ -261,7 +265,7 @@ impl Info {
             .with("created_time", self.created_time.clone())
             .with("column_mapping_mode", self.column_mapping.to_string())
             .with("partition_columns", self.partition_columns.clone())
-            .with_objects("schema", &schema)
+            .with_optional_objects("schema", schema.as_deref())
             .with("properties", json!(self.properties))
             .with("files", self.files)
             .with("files_with_deletion_vectors", self.files_with_dv)
@@ -312,15 +316,17 @@ impl Info {
             "partition columns: {}",
             list(&Some(self.partition_columns.clone()))
         )?;
+        let Some(columns) = &self.columns else {
+            writeln!(
+                w,
+                "schema:           none (the log's metaData has no schemaString: files can be listed, rows not read)"
+            )?;
+            return self.write_tail(w);
+        };
         writeln!(w, "schema:")?;
-        let width = self.columns.iter().map(|c| c.path.len()).max().unwrap_or(0);
-        let type_width = self
-            .columns
-            .iter()
-            .map(|c| c.data_type.len())
-            .max()
-            .unwrap_or(0);
-        for c in &self.columns {
+        let width = columns.iter().map(|c| c.path.len()).max().unwrap_or(0);
+        let type_width = columns.iter().map(|c| c.data_type.len()).max().unwrap_or(0);
+        for c in columns {
             let mut line = format!(
                 "  {:width$}  {:type_width$}  {}",
                 c.path,
@@ -335,6 +341,11 @@ impl Info {
             }
             writeln!(w, "{}", line.trim_end())?;
         }
+        self.write_tail(w)
+    }
+
+    /// Properties, files and rows: the lines after the schema.
+    fn write_tail(&self, w: &mut dyn Write) -> std::io::Result<()> {
         if self.properties.is_empty() {
             writeln!(w, "properties:        none")?;
         } else {

@@ -41,6 +41,14 @@ impl JsonObject {
         self
     }
 
+    /// Adds `key: [objects]`, or `key: null` for `None`.
+    pub fn with_optional_objects(self, key: &str, objects: Option<&[JsonObject]>) -> Self {
+        match objects {
+            Some(o) => self.with_objects(key, o),
+            None => self.with(key, Value::Null),
+        }
+    }
+
     /// Adds `key: object`, or `key: null` for `None`.
     pub fn with_optional_object(self, key: &str, object: Option<JsonObject>) -> Self {
         match object {

@@ -448,3 +448,42 @@ fn a_deeply_nested_footer_is_one_error_line() {
     let err = fails(&["scan", &arg(dir.path()), "--format", "null"]);
     assert_contains(&err, &["part-0.parquet", "nests deeper"]);
 }
+
+/// A log whose metaData has no schemaString (old tables): `dar files`
+/// lists the files, `dar info` says there is no schema, and a scan refuses
+/// clearly.
+#[test]
+fn a_table_without_a_schema_lists_its_files_and_refuses_scans() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = dar_testkit::HandTable::new(dir.path()).unwrap();
+    let mut metadata =
+        dar_testkit::HandTable::metadata(serde_json::json!([]), &["p"], serde_json::json!({}));
+    metadata["metaData"]
+        .as_object_mut()
+        .unwrap()
+        .remove("schemaString");
+    t.commit(&[
+        dar_testkit::HandTable::protocol(),
+        metadata,
+        dar_testkit::HandTable::add("p=1/a.parquet", 10, serde_json::json!({"p": "1"}), None),
+        dar_testkit::HandTable::add("p=2/b.parquet", 20, serde_json::json!({"p": "2"}), None),
+    ])
+    .unwrap();
+    let table = arg(dir.path());
+    let out = dar()
+        .args(["files", &table, "--format", "json"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(
+        text.contains("p=1/a.parquet") && text.contains(r#""p":"2""#),
+        "{text}"
+    );
+    let out = dar().args(["info", &table]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("schema:           none"), "{text}");
+    assert!(text.contains("files:             2"), "{text}");
+    let err = fails(&["scan", &table]);
+    assert_contains(&err, &["no schemaString", "version 0"]);
+}

@@ -235,6 +235,7 @@ fn log_errors() -> Vec<(LogError, ErrorKind)> {
             },
             CorruptData,
         ),
+        (E::MissingSchema { version: 3 }, CorruptData),
         (
             E::InvalidAdd {
                 path: s("part-0.parquet"),

@@ -256,3 +256,92 @@ async fn a_negative_file_size_is_refused_naming_the_file() {
     );
     assert_eq!(err.kind(), dar_scan::ErrorKind::CorruptData);
 }
+
+/// The same for a checkpoint whose metaData has no schemaString (Spark
+/// once wrote such checkpoints): the files are listed, a scan refuses.
+#[tokio::test]
+async fn a_checkpoint_without_a_schema_still_lists_its_files() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::{Array, StructArray};
+    use dar_testkit::TableWriter;
+    use object_store::ObjectStore;
+    use object_store::local::LocalFileSystem;
+    use parquet::arrow::ArrowWriter;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let store: Arc<dyn ObjectStore> =
+        Arc::new(LocalFileSystem::new_with_prefix(tmp.path()).unwrap());
+    let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "x",
+        arrow_schema::DataType::Int32,
+        true,
+    )]));
+    let mut w = TableWriter::builder(store, object_store::path::Path::from("t"), schema.clone())
+        .create()
+        .await
+        .unwrap();
+    for i in 0..2 {
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(Int32Array::from(vec![i]))])
+            .unwrap();
+        w.append(&batch).await.unwrap();
+    }
+    w.checkpoint().await.unwrap();
+    let log = tmp.path().join("t").join("_delta_log");
+    let checkpoint = std::fs::read_dir(&log)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".checkpoint.parquet"))
+        .unwrap();
+    // Rewrite the checkpoint with metaData.schemaString null.
+    let file = std::fs::File::open(&checkpoint).unwrap();
+    let batches: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let edited: Vec<RecordBatch> = batches
+        .iter()
+        .map(|b| {
+            let (i, _) = b.schema().column_with_name("metaData").unwrap();
+            let md = b.column(i).as_struct();
+            let (j, _) = md.fields().find("schemaString").unwrap();
+            let mut fields: Vec<arrow_schema::Field> =
+                md.fields().iter().map(|f| f.as_ref().clone()).collect();
+            fields[j] = fields[j].clone().with_nullable(true);
+            let mut columns = md.columns().to_vec();
+            columns[j] = arrow_array::new_null_array(&arrow_schema::DataType::Utf8, md.len());
+            let md = StructArray::try_new(fields.into(), columns, md.nulls().cloned()).unwrap();
+            let mut all_fields: Vec<arrow_schema::FieldRef> =
+                b.schema().fields().iter().cloned().collect();
+            all_fields[i] = Arc::new(arrow_schema::Field::new(
+                "metaData",
+                md.data_type().clone(),
+                true,
+            ));
+            let mut all = b.columns().to_vec();
+            all[i] = Arc::new(md);
+            RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(all_fields)), all).unwrap()
+        })
+        .collect();
+    let out = std::fs::File::create(&checkpoint).unwrap();
+    let mut writer = ArrowWriter::try_new(out, edited[0].schema(), None).unwrap();
+    for b in &edited {
+        writer.write(b).unwrap();
+    }
+    writer.close().unwrap();
+    // Only the checkpoint tells the schema now.
+    for e in std::fs::read_dir(&log).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let uri = tmp.path().join("t");
+    let table = Table::open(uri.to_str().unwrap()).await.unwrap();
+    assert!(!table.snapshot().has_schema());
+    assert_eq!(table.snapshot().file_index().unwrap().len(), 2);
+    let err = table.scan().build().unwrap_err();
+    assert!(err.to_string().contains("no schemaString"), "{err}");
+}
