@@ -171,7 +171,7 @@ impl StructType {
             logical.pop();
             physical.pop();
         }
-        Ok(match &config.stats_columns {
+        let mut leaves = match &config.stats_columns {
             Some(wanted) => leaves
                 .into_iter()
                 .filter(|leaf| wanted.iter().any(|w| is_prefix_ci(w, &leaf.logical_path)))
@@ -182,8 +182,31 @@ impl StructType {
                 leaves.truncate(n);
                 leaves
             }
-        })
+        };
+        // In `id` mode data is matched by field id, but the stats JSON is
+        // keyed by physical name, which says which column only when no other
+        // column ever had it. Delta generates `col-<uuid>` names, unique by
+        // construction; any other physical name (tables converted from
+        // Iceberg keep theirs) may have belonged to a dropped column whose
+        // stats old files still carry, so those stats are not used.
+        if mode == ColumnMappingMode::Id {
+            leaves.retain(|leaf| leaf.physical_path.iter().all(|p| is_generated_name(p)));
+        }
+        Ok(leaves)
     }
+}
+
+/// `col-` and a UUID: the physical names Delta generates.
+fn is_generated_name(name: &str) -> bool {
+    name.strip_prefix("col-")
+        .is_some_and(|rest| rest.len() == 36 && uuid_shaped(rest))
+}
+
+fn uuid_shaped(text: &str) -> bool {
+    text.bytes().enumerate().all(|(i, b)| match i {
+        8 | 13 | 18 | 23 => b == b'-',
+        _ => b.is_ascii_hexdigit(),
+    })
 }
 
 fn is_prefix_ci(prefix: &[String], path: &[String]) -> bool {

@@ -345,3 +345,141 @@ async fn a_checkpoint_without_a_schema_still_lists_its_files() {
     let err = table.scan().build().unwrap_err();
     assert!(err.to_string().contains("no schemaString"), "{err}");
 }
+
+fn field_with_id(name: &str, t: arrow_schema::DataType, id: i64) -> arrow_schema::Field {
+    arrow_schema::Field::new(name, t, true).with_metadata(std::collections::HashMap::from([(
+        "PARQUET:field_id".to_string(),
+        id.to_string(),
+    )]))
+}
+
+/// A nested field the reader finds case-insensitively (`s.X` for `s.x`),
+/// or by field id under another name, is read from the same column by the
+/// row-group statistics as by the decoder: `s.x = 5` keeps its row (the
+/// statistics once saw the field as absent, all null, and pruned it).
+#[tokio::test]
+async fn nested_fields_found_by_id_or_case_prune_by_their_own_statistics() {
+    use arrow_array::StructArray;
+    use arrow_schema::{DataType, Fields};
+    let cases: Vec<(&str, arrow_schema::Field, Value)> = vec![
+        (
+            "none",
+            arrow_schema::Field::new(
+                "s",
+                DataType::Struct(Fields::from(vec![arrow_schema::Field::new(
+                    "X",
+                    DataType::Int32,
+                    true,
+                )])),
+                true,
+            ),
+            json!([HandTable::field(
+                "s",
+                json!({"type": "struct", "fields": [HandTable::field("x", json!("integer"), json!({}))]}),
+                json!({})
+            )]),
+        ),
+        (
+            "id",
+            field_with_id(
+                "s_written",
+                DataType::Struct(Fields::from(vec![field_with_id(
+                    "x_written",
+                    DataType::Int32,
+                    2,
+                )])),
+                1,
+            ),
+            json!([HandTable::field(
+                "s",
+                json!({"type": "struct", "fields": [HandTable::field("x", json!("integer"), json!({
+                    "delta.columnMapping.id": 2,
+                    "delta.columnMapping.physicalName": "col-x"
+                }))]}),
+                json!({"delta.columnMapping.id": 1, "delta.columnMapping.physicalName": "col-s"})
+            )]),
+        ),
+    ];
+    for (mode, file_field, delta_fields) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut t = HandTable::new(tmp.path()).unwrap();
+        let DataType::Struct(children) = file_field.data_type().clone() else {
+            unreachable!()
+        };
+        let s = StructArray::try_new(children, vec![Arc::new(Int32Array::from(vec![5, 6]))], None)
+            .unwrap();
+        let schema = Arc::new(arrow_schema::Schema::new(vec![file_field]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(s)]).unwrap();
+        let size = t.write_parquet("part-0.parquet", &batch).unwrap();
+        let (protocol, config) = if mode == "id" {
+            (
+                json!({"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}}),
+                json!({"delta.columnMapping.mode": "id", "delta.columnMapping.maxColumnId": "2"}),
+            )
+        } else {
+            (HandTable::protocol(), json!({}))
+        };
+        t.commit(&[
+            protocol,
+            HandTable::metadata(delta_fields, &[], config),
+            // No log stats: only the file's own statistics can prune.
+            HandTable::add("part-0.parquet", size, json!({}), None),
+        ])
+        .unwrap();
+        assert_eq!(rows_matching(&t.uri(), "s.x = 5").await, 1, "{mode}");
+        assert_eq!(rows_matching(&t.uri(), "s.x > 6").await, 0, "{mode}");
+        // The statistics did the pruning of what has no match.
+        let table = Table::open(&t.uri()).await.unwrap();
+        let plan = table.scan().with_predicate_sql("s.x > 6").build().unwrap();
+        let _: Vec<RecordBatch> = plan.execute().try_collect().await.unwrap();
+        assert_eq!(plan.metrics().snapshot().row_groups_pruned, 1, "{mode}");
+    }
+}
+
+/// `id` column mapping with a physical name reused by a new column (drop
+/// and re-add, as tables converted from Iceberg do): old files hold the
+/// dropped column (field id 5) under the name, and their log stats describe
+/// it. The data is matched by id (the current column, id 7, is absent from
+/// old files: nulls), so those stats must not prune it: `d IS NULL` returns
+/// the old file's rows, and no bound of `d` comes from them.
+#[tokio::test]
+async fn a_reused_physical_name_never_prunes_by_another_columns_stats() {
+    use arrow_array::Int64Array;
+    use arrow_schema::DataType;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = HandTable::new(tmp.path()).unwrap();
+    let write = |name: &str, id: i64, values: Vec<i64>| {
+        let schema = Arc::new(arrow_schema::Schema::new(vec![field_with_id(
+            "d",
+            DataType::Int64,
+            id,
+        )]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(values))]).unwrap();
+        t.write_parquet(name, &batch).unwrap()
+    };
+    let old = write("old.parquet", 5, vec![1, 2]);
+    let new = write("new.parquet", 7, vec![10]);
+    let stats = |lo: i64, hi: i64, n: i64| json!({"numRecords": n, "minValues": {"d": lo}, "maxValues": {"d": hi}, "nullCount": {"d": 0}});
+    t.commit(&[
+        json!({"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}}),
+        HandTable::metadata(
+            json!([HandTable::field(
+                "d",
+                json!("long"),
+                json!({"delta.columnMapping.id": 7, "delta.columnMapping.physicalName": "d"})
+            )]),
+            &[],
+            json!({"delta.columnMapping.mode": "id", "delta.columnMapping.maxColumnId": "7"}),
+        ),
+        HandTable::add("old.parquet", old, json!({}), Some(stats(1, 2, 2))),
+        HandTable::add("new.parquet", new, json!({}), Some(stats(10, 10, 1))),
+    ])
+    .unwrap();
+    assert_eq!(rows_matching(&t.uri(), "d IS NULL").await, 2);
+    assert_eq!(rows_matching(&t.uri(), "d = 10").await, 1);
+    assert_eq!(rows_matching(&t.uri(), "d = 1").await, 0);
+    let table = Table::open(&t.uri()).await.unwrap();
+    let stats = table.scan().build().unwrap().statistics();
+    assert_eq!(stats.columns[0].min, dar_scan::Estimate::Unknown);
+    assert_eq!(stats.columns[0].null_count, dar_scan::Estimate::Unknown);
+}
