@@ -123,9 +123,7 @@ impl WorkerChannels {
         };
         // A failed connection leaves the cell empty: the next call tries
         // again.
-        cell.get_or_try_init(|| self.connect(url))
-            .await
-            .map(WireChannel::clone)
+        cell.get_or_try_init(|| self.connect(url)).await.cloned()
     }
 
     async fn connect(&self, url: &Url) -> Result<WireChannel> {
