@@ -60,6 +60,32 @@ pub struct WorkerArgs {
     /// variables are read too; options given here win.
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]
     pub storage_options: Vec<String>,
+
+    /// A file holding the token every call must carry (a shared secret of
+    /// at least 16 printable ASCII characters; give `dar sql --workers` the
+    /// same). Without it, `DAR_WORKER_TOKEN` is read. Required when
+    /// listening beyond loopback.
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+
+    /// Serve TLS only, with this certificate chain (PEM); needs `--tls-key`.
+    #[arg(long, value_name = "PATH", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of `--tls-cert`.
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Trust this CA (PEM), instead of the system's roots, for the
+    /// `https://` workers this one reads from (the other workers of a query).
+    #[arg(long, value_name = "PATH")]
+    pub tls_ca: Option<PathBuf>,
+
+    /// The largest gRPC message (a plan, a batch of rows) the worker reads
+    /// or sends, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(1..=4095))]
+    pub max_message_mib: u32,
 }
 
 /// Which table, at which version, with which storage options.
@@ -225,9 +251,28 @@ pub struct SqlArgs {
     pub explain: bool,
 
     /// Run the query's stages on these `dar worker`s (comma-separated
-    /// `host:port`); every file is read by exactly one of them. Without it
-    /// the query runs in this process.
+    /// `host:port`, or `https://host:port` for workers that serve TLS);
+    /// every file is read by exactly one of them. Rows are written once the
+    /// query has succeeded. Without it the query runs in this process.
     #[cfg(feature = "distributed")]
     #[arg(long, value_delimiter = ',', value_name = "HOST:PORT,...")]
     pub workers: Vec<String>,
+
+    /// A file holding the workers' token (else `DAR_WORKER_TOKEN` is read).
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "PATH", requires = "workers")]
+    pub token_file: Option<PathBuf>,
+
+    /// Trust this CA (PEM), instead of the system's roots, for `https://`
+    /// workers.
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "PATH", requires = "workers")]
+    pub tls_ca: Option<PathBuf>,
+
+    /// The largest gRPC message (a plan, a batch of rows) sent to or read
+    /// from a worker, in MiB (default 256).
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "MIB", requires = "workers",
+          value_parser = clap::value_parser!(u32).range(1..=4095))]
+    pub max_message_mib: Option<u32>,
 }

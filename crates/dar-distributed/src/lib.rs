@@ -13,11 +13,27 @@
 //! * [`coordinator_state`]: the session that plans a query, gives each worker
 //!   its own share of the files and runs the stages there.
 //! * [`serve`] and [`WorkerHandle`]: a worker (what `dar worker` runs), on a
-//!   TCP listener, in its own process or in the background of this one.
+//!   TCP listener, in its own process or in the background of this one;
+//!   [`WorkerOptions`] for its token, TLS and message limit.
+//! * [`coordinator_state_with`] and [`ClientOptions`]: the token, CA and
+//!   message limit with which a coordinator calls its workers.
 //!
 //! Every file is read by exactly one worker. A worker that fails (cannot
 //! reach the store, dies mid-query) fails the query with an error naming
-//! it; results are never partial.
+//! it: the query's stream ends with that error, after whatever batches
+//! had already arrived (a caller that must never show part of a result
+//! holds them until the stream ends, as `dar sql --workers` does).
+//!
+//! # What a worker trusts
+//!
+//! A worker runs the plans it is sent with its own storage credentials.
+//! It checks, on every call: the token ([`Token`], compared in constant
+//! time; required beyond loopback, a worker without one refuses to start
+//! there), the size of each gRPC message ([`DEFAULT_MAX_MESSAGE_BYTES`]
+//! unless set), and each plan's nodes ([`check_plan`]: storage is read
+//! only through dar's Delta scan, never DataFusion's own file sources).
+//! TLS ([`ServerTls`], [`TlsCa`]) keeps the token and the rows private on
+//! the network.
 //!
 //! ```
 //! use dar_datafusion::register_delta_table;
@@ -54,14 +70,22 @@
 //! # }
 //! ```
 
+mod allow;
+mod auth;
 mod codec;
 mod error;
 mod planner;
 mod stores;
+mod tls;
+mod wire;
 mod worker;
 
+pub use allow::check_plan;
+pub use auth::{MIN_TOKEN_LEN, TOKEN_ENV, Token};
 pub use codec::DeltaScanCodec;
 pub use error::Error;
-pub use planner::{coordinator_state, unreachable_workers, worker_url};
+pub use planner::{coordinator_state, coordinator_state_with, unreachable_workers, worker_url};
 pub use stores::{ScanRecord, WorkerStores};
-pub use worker::{WorkerHandle, serve};
+pub use tls::{ServerTls, TlsCa};
+pub use wire::{ClientOptions, DEFAULT_MAX_MESSAGE_BYTES};
+pub use worker::{WorkerHandle, WorkerOptions, needs_token, serve, serve_with};

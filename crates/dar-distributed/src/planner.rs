@@ -23,6 +23,7 @@ use datafusion_distributed::{
 use url::Url;
 
 use crate::codec::DeltaScanCodec;
+use crate::wire::{ClientOptions, WorkerChannels};
 
 /// A fixed list of worker URLs.
 #[derive(Debug, Clone)]
@@ -34,7 +35,8 @@ impl WorkerResolver for StaticWorkers {
     }
 }
 
-/// Parses `host:port` (or a full `http://host:port` URL) into a worker URL.
+/// Parses `host:port` (or a full `http://host:port` URL, or
+/// `https://host:port` for a worker that serves TLS) into a worker URL.
 pub fn worker_url(address: &str) -> Result<Url> {
     let text = if address.contains("://") {
         address.to_string()
@@ -44,6 +46,11 @@ pub fn worker_url(address: &str) -> Result<Url> {
     let url = Url::parse(&text).map_err(|e| {
         DataFusionError::Configuration(format!("worker address '{address}' is not host:port: {e}"))
     })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(DataFusionError::Configuration(format!(
+            "worker address '{address}' is neither host:port nor an http:// or https:// URL"
+        )));
+    }
     if url.host_str().is_none() || url.port_or_known_default().is_none() {
         return Err(DataFusionError::Configuration(format!(
             "worker address '{address}' is not host:port"
@@ -122,12 +129,26 @@ fn scale_up(ev: ScaleUpLeafNodeEvent) -> Option<Result<ScaleUpLeafNodeEventRespo
 
 /// A session that plans queries and runs their stages on `workers`, with
 /// dar's codec and scan splitting registered. Register tables on it as
-/// usual (`dar_datafusion::register_delta_table`, `register_dar`).
+/// usual (`dar_datafusion::register_delta_table`, `register_dar`). It
+/// calls the workers without a token, over TLS for `https://` URLs
+/// (the system's roots), with messages up to
+/// [`crate::DEFAULT_MAX_MESSAGE_BYTES`]; see [`coordinator_state_with`].
 pub fn coordinator_state(config: SessionConfig, workers: Vec<Url>) -> SessionState {
+    coordinator_state_with(config, workers, ClientOptions::new())
+}
+
+/// [`coordinator_state`] that calls the workers with `client`: its token
+/// on every call, its CA for `https://` workers, its message limit.
+pub fn coordinator_state_with(
+    config: SessionConfig,
+    workers: Vec<Url>,
+    client: ClientOptions,
+) -> SessionState {
     SessionStateBuilder::new()
         .with_default_features()
         .with_config(config)
         .with_distributed_worker_resolver(StaticWorkers(workers))
+        .with_distributed_channel_resolver(WorkerChannels::new(client))
         .with_distributed_planner()
         .with_distributed_user_codec(DeltaScanCodec::coordinator())
         .with_distributed_desired_task_count_handler(desired_task_count)
@@ -163,7 +184,13 @@ mod tests {
             worker_url("http://w1:7000").unwrap().as_str(),
             "http://w1:7000/"
         );
+        assert_eq!(
+            worker_url("https://w1:7000").unwrap().as_str(),
+            "https://w1:7000/"
+        );
         let err = worker_url("not a host").unwrap_err().to_string();
         assert!(err.contains("'not a host'"), "{err}");
+        let err = worker_url("ftp://w1:7000").unwrap_err().to_string();
+        assert!(err.contains("neither host:port"), "{err}");
     }
 }

@@ -103,6 +103,20 @@ async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError
             }
             r
         }
+        #[cfg(feature = "distributed")]
+        None if !args.workers.is_empty() => {
+            // A worker can fail after others sent rows: hold them until the
+            // query has succeeded, so a failed query writes none.
+            let mut spool = crate::output::Spool::new();
+            let mut sink = batch_sink(args.format, &schema, Box::new(&mut spool))?;
+            while let Some(batch) = stream.next().await {
+                sink.write(&batch.map_err(sql_error)?)?;
+            }
+            sink.finish()?;
+            spool
+                .copy_to(&mut *streams.stdout)
+                .map_err(|e| CliError::write(args.format.name(), e))
+        }
         None => {
             let mut sink = batch_sink(args.format, &schema, Box::new(&mut *streams.stdout))?;
             while let Some(batch) = stream.next().await {
@@ -126,16 +140,51 @@ fn worker_urls(args: &SqlArgs) -> Result<Vec<url::Url>, CliError> {
         })
 }
 
+/// How `dar sql --workers` calls its workers: the token of `--token-file`
+/// or `DAR_WORKER_TOKEN`, the CA of `--tls-ca`, `--max-message-mib`.
+#[cfg(feature = "distributed")]
+fn client_options(args: &SqlArgs) -> Result<dar_distributed::ClientOptions, CliError> {
+    use dar_distributed::{ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, TlsCa, Token};
+
+    let invalid = |argument: &'static str| {
+        move |e: dar_distributed::Error| CliError::InvalidArgument {
+            argument,
+            reason: e.to_string(),
+        }
+    };
+    let limit = args
+        .max_message_mib
+        .map_or(DEFAULT_MAX_MESSAGE_BYTES, |mib| mib as usize * 1024 * 1024);
+    let mut client = ClientOptions::new().with_max_message_bytes(limit);
+    let token_source = if args.token_file.is_some() {
+        "--token-file"
+    } else {
+        dar_distributed::TOKEN_ENV
+    };
+    if let Some(token) =
+        Token::from_file_or_env(args.token_file.as_deref()).map_err(invalid(token_source))?
+    {
+        client = client.with_token(token);
+    }
+    if let Some(ca) = &args.tls_ca {
+        client = client.with_tls_ca(TlsCa::from_pem_file(ca).map_err(invalid("--tls-ca"))?);
+    }
+    Ok(client)
+}
+
 /// The session: one that runs the stages on `--workers`, or a plain one.
 #[cfg(feature = "distributed")]
 fn session(args: &SqlArgs) -> Result<SessionContext, CliError> {
     if args.workers.is_empty() {
         return Ok(SessionContext::new());
     }
-    Ok(SessionContext::from(dar_distributed::coordinator_state(
-        datafusion::prelude::SessionConfig::new(),
-        worker_urls(args)?,
-    )))
+    Ok(SessionContext::from(
+        dar_distributed::coordinator_state_with(
+            datafusion::prelude::SessionConfig::new(),
+            worker_urls(args)?,
+            client_options(args)?,
+        ),
+    ))
 }
 
 /// The session: a plain one (built without `distributed`).

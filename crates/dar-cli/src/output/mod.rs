@@ -11,12 +11,16 @@ mod json_object;
 pub mod logical;
 mod pipe;
 mod sinks;
+#[cfg(feature = "distributed")]
+mod spool;
 
 pub use file::OutputFile;
 pub use flatten::flatten_for_csv;
 pub use json_object::JsonObject;
 pub use pipe::PipeWatch;
 pub use sinks::{batch_sink, write_csv, write_table};
+#[cfg(feature = "distributed")]
+pub use spool::Spool;
 
 use arrow_array::RecordBatch;
 

@@ -18,8 +18,21 @@ struct Worker {
 
 impl Worker {
     fn start() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dar"))
+        Self::start_with(&[], None)
+    }
+
+    /// A worker with `args` after `worker --listen 127.0.0.1:0`, and
+    /// `DAR_WORKER_TOKEN` set to `token` (or unset).
+    fn start_with(args: &[&str], token: Option<&str>) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dar"));
+        command
             .args(["worker", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("DAR_WORKER_TOKEN");
+        if let Some(token) = token {
+            command.env("DAR_WORKER_TOKEN", token);
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -260,4 +273,369 @@ fn a_worker_killed_during_a_query_fails_it_with_an_error() {
     assert!(others.is_empty(), "{stderr}");
     // No result rows (at most the CSV header).
     assert!(stdout.lines().count() <= 1, "{stdout}");
+}
+
+/// Reads `from` to its end on a thread of its own, so that a child
+/// writing more than a pipe holds never blocks on it.
+fn drain(from: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut from = from;
+        let mut bytes = Vec::new();
+        let _ = from.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
+/// A streaming query (no aggregate, no ORDER BY: rows reach the
+/// coordinator while the workers still scan) whose worker is killed
+/// midway exits 1 with the error and writes no row: `dar sql --workers`
+/// holds its output until the query has succeeded.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_worker_killed_during_a_streaming_query_writes_no_row() {
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let table = write_table(dir.path(), 12, 25_000);
+    let mut workers: Vec<Worker> = (0..3).map(|_| Worker::start()).collect();
+    let before: Vec<u64> = workers.iter().map(|w| cpu_ticks(w.child.id())).collect();
+    // The slow filter of the test above, without the aggregate: every
+    // batch that passes it is a result batch.
+    let query = "SELECT id, grp FROM t WHERE regexp_like(repeat(grp, 2000), '^(g[0-9])+$')";
+    let mut sql = Command::new(env!("CARGO_BIN_EXE_dar"))
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .args([
+            "sql",
+            query,
+            "--table",
+            &format!("t={table}"),
+            "--format",
+            "csv",
+        ])
+        .args(["--workers", &addresses(&workers)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = drain(sql.stdout.take().unwrap());
+    let stderr = drain(sql.stderr.take().unwrap());
+    // Kill a worker once every worker has done a good share of its work
+    // (a second and a half of CPU each): by then result batches have
+    // reached the coordinator, but the query is far from done.
+    let victim = 1;
+    let started = Instant::now();
+    while workers
+        .iter()
+        .zip(&before)
+        .any(|(w, b)| cpu_ticks(w.child.id()) < b + 150)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "the workers never got busy"
+        );
+        assert!(sql.try_wait().unwrap().is_none(), "the query ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(sql.try_wait().unwrap().is_none(), "the query ended early");
+    let killed = workers[victim].address.clone();
+    workers[victim].kill();
+
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = sql.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the query did not fail after worker {killed} died"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stdout = String::from_utf8(stdout.join().unwrap()).unwrap();
+    let stderr = String::from_utf8(stderr.join().unwrap()).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("worker {killed} no longer reachable")),
+        "{stderr}"
+    );
+    // Not one row, not even the CSV header.
+    assert_eq!(
+        stdout.len(),
+        0,
+        "{} lines on stdout of a failed query, the first: {:?}",
+        stdout.lines().count(),
+        stdout.lines().next()
+    );
+}
+
+/// A table partitioned by a double and a float column whose values are
+/// NaN, ±Infinity, -0.0, 0.0 and ordinary numbers; 30 rows, one file per
+/// pair of values.
+fn write_special_floats(dir: &Path) -> String {
+    use std::sync::Arc;
+
+    use arrow_array::{Float32Array, Float64Array, Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+
+    let doubles = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0, 1.5];
+    let floats = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 2.5];
+    let mut d = Vec::new();
+    let mut f = Vec::new();
+    for x in doubles {
+        for y in floats {
+            d.push(x);
+            f.push(y);
+        }
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = std::sync::Arc::new(
+            object_store::local::LocalFileSystem::new_with_prefix(dir).unwrap(),
+        );
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("d", DataType::Float64, true),
+            Field::new("f", DataType::Float32, true),
+        ]));
+        let mut table = dar_testkit::TableWriter::builder(
+            store,
+            object_store::path::Path::from("t"),
+            schema.clone(),
+        )
+        .with_partition_columns(["d", "f"])
+        .create()
+        .await
+        .unwrap();
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from_iter_values(0..d.len() as i64)),
+                Arc::new(Float64Array::from(d)),
+                Arc::new(Float32Array::from(f)),
+            ],
+        )
+        .unwrap();
+        table.append(&batch).await.unwrap();
+    });
+    arg(&dir.join("t"))
+}
+
+/// NaN, ±Infinity and -0.0 partition values (double and float) cross to
+/// the workers: the same rows as in one process.
+#[test]
+fn special_float_partition_values_give_the_rows_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = format!("t={}", write_special_floats(dir.path()));
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start()).collect();
+    let queries = [
+        "SELECT id, d, f FROM t",
+        "SELECT d, f, count(*) AS n FROM t GROUP BY d, f",
+        "SELECT id, d, f FROM t WHERE d > 0 OR f < 0",
+        "SELECT id, f FROM t WHERE d <> 1.5",
+    ];
+    for query in queries {
+        let plan = dar()
+            .args(["sql", query, "--table", &table, "--explain"])
+            .args(["--workers", &addresses(&workers)])
+            .assert()
+            .success();
+        let plan = String::from_utf8(plan.get_output().stdout.clone()).unwrap();
+        assert!(plan.contains("DistributedLeafExec"), "{query}: {plan}");
+        let local = dar()
+            .args(["sql", query, "--table", &table, "--format", "csv"])
+            .assert()
+            .success();
+        let remote = dar()
+            .args(["sql", query, "--table", &table, "--format", "csv"])
+            .args(["--workers", &addresses(&workers)])
+            .assert()
+            .success();
+        let want = sorted_lines(&local.get_output().stdout);
+        assert!(want.len() > 1, "{query}: no rows");
+        assert_eq!(sorted_lines(&remote.get_output().stdout), want, "{query}");
+    }
+    // Every special value was read.
+    let all = dar()
+        .args(["sql", queries[0], "--table", &table, "--format", "csv"])
+        .args(["--workers", &addresses(&workers)])
+        .assert()
+        .success();
+    let rows = sorted_lines(&all.get_output().stdout);
+    assert_eq!(rows.len(), 31, "{rows:?}");
+    let doubles: std::collections::BTreeSet<&str> =
+        rows.iter().filter_map(|r| r.split(',').nth(1)).collect();
+    for value in ["NaN", "inf", "-inf", "-0.0", "0.0", "1.5"] {
+        assert!(doubles.contains(value), "no d = {value}: {doubles:?}");
+    }
+}
+
+#[test]
+fn a_worker_beyond_loopback_without_a_token_refuses_to_start() {
+    // Refused before it binds: nothing ever listens on 0.0.0.0.
+    let out = dar()
+        .env_remove("DAR_WORKER_TOKEN")
+        .args(["worker", "--listen", "0.0.0.0:0"])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .failure();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.starts_with(
+            "dar: error: dar worker on 0.0.0.0:0: listening beyond loopback needs a token"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("--token-file PATH"), "{err}");
+    assert!(err.contains("DAR_WORKER_TOKEN"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.get_output().stdout.is_empty());
+
+    // A token is never taken from the command line.
+    let out = dar()
+        .args(["worker", "--token", "a-token-long-enough-0123"])
+        .assert()
+        .failure();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("--token"), "{err}");
+    assert!(!err.contains("a-token-long-enough-0123"), "{err}");
+}
+
+/// A CA, and a certificate for 127.0.0.1 signed by it, as PEM files in
+/// `dir`: (ca, cert, key).
+fn certificates(dir: &Path) -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
+
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params
+        .subject_alt_names
+        .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        arg(&path)
+    };
+    (
+        write("ca.pem", ca.pem()),
+        write("cert.pem", cert.pem()),
+        write("key.pem", key.serialize_pem()),
+    )
+}
+
+/// Workers with a token (from a file) and TLS serve `dar sql` given the
+/// same token (file or environment) and their CA; without the token, with
+/// another, or in plain text the query fails with one line that shows no
+/// token, and writes no row.
+#[test]
+fn workers_with_a_token_and_tls_serve_only_callers_with_both() {
+    const SECRET: &str = "cli-worker-secret-0123456789";
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(dir.path());
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{SECRET}\n")).unwrap();
+    let token_file = arg(&token_file);
+    let tls = [
+        "--token-file",
+        token_file.as_str(),
+        "--tls-cert",
+        cert.as_str(),
+        "--tls-key",
+        key.as_str(),
+        "--tls-ca",
+        ca.as_str(),
+    ];
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start_with(&tls, None)).collect();
+    let https = |scheme: &str| {
+        workers
+            .iter()
+            .map(|w| format!("{scheme}://{}", w.address))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let trips = format!("trips={}", arg(&sample()));
+    let query = "SELECT day, count(*) AS n, sum(passengers) AS p FROM trips GROUP BY day";
+    let sql = |workers: &str, extra: &[&str], token: Option<&str>| {
+        let mut c = dar();
+        c.env_remove("DAR_WORKER_TOKEN")
+            .args(["sql", query, "--table", &trips, "--format", "csv"])
+            .args(["--workers", workers])
+            .args(extra);
+        if let Some(t) = token {
+            c.env("DAR_WORKER_TOKEN", t);
+        }
+        c.assert()
+    };
+    let local = dar()
+        .args(["sql", query, "--table", &trips, "--format", "csv"])
+        .assert()
+        .success();
+    let want = sorted_lines(&local.get_output().stdout);
+
+    // The token from a file, then from the environment.
+    let ok = sql(
+        &https("https"),
+        &["--token-file", &token_file, "--tls-ca", &ca],
+        None,
+    )
+    .success();
+    assert_eq!(sorted_lines(&ok.get_output().stdout), want);
+    let ok = sql(&https("https"), &["--tls-ca", &ca], Some(SECRET)).success();
+    assert_eq!(sorted_lines(&ok.get_output().stdout), want);
+
+    let failures: [(&str, Vec<&str>, Option<&str>, &str); 4] = [
+        (
+            "https",
+            vec!["--tls-ca", ca.as_str()],
+            None,
+            "requires a token and the call has none",
+        ),
+        (
+            "https",
+            vec!["--tls-ca", ca.as_str()],
+            Some("another-secret-0123456789"),
+            "its token is not this worker's",
+        ),
+        // Plain text to a TLS worker.
+        (
+            "http",
+            vec!["--token-file", token_file.as_str()],
+            None,
+            "worker 127.0.0.1:",
+        ),
+        // TLS without the private CA: the system's roots do not know it.
+        (
+            "https",
+            vec!["--token-file", token_file.as_str()],
+            None,
+            "certificate",
+        ),
+    ];
+    for (scheme, extra, token, expected) in failures {
+        let out = sql(&https(scheme), &extra, token).failure();
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.starts_with("dar: error: query failed: "), "{err}");
+        assert!(err.contains(expected), "{scheme} {extra:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            !err.contains(SECRET) && !err.contains("another-secret"),
+            "{err}"
+        );
+        assert!(out.get_output().stdout.is_empty(), "{scheme} {extra:?}");
+    }
+
+    // A token file that is not one: named, its content never shown.
+    let short = dir.path().join("short");
+    std::fs::write(&short, "tiny-secret").unwrap();
+    let out = sql(&https("https"), &["--token-file", &arg(&short)], None).failure();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("invalid --token-file"), "{err}");
+    assert!(err.contains("at least 16"), "{err}");
+    assert!(!err.contains("tiny-secret"), "{err}");
 }

@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use dar_datafusion::DeltaScanExec;
-use dar_distributed::{DeltaScanCodec, WorkerHandle, WorkerStores, coordinator_state, worker_url};
+use dar_distributed::{
+    ClientOptions, DeltaScanCodec, WorkerHandle, WorkerOptions, WorkerStores, coordinator_state,
+    coordinator_state_with, worker_url,
+};
 use dar_io::StorageOptions;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -19,15 +22,21 @@ pub const PARTITIONS: usize = 2;
 
 /// `n` workers on free 127.0.0.1 ports, opening tables with `storage`.
 pub async fn start_workers(n: usize, storage: &StorageOptions) -> Vec<WorkerHandle> {
+    start_workers_with(n, &WorkerOptions::new(storage.clone())).await
+}
+
+/// `n` workers on free 127.0.0.1 ports, with `options`.
+pub async fn start_workers_with(n: usize, options: &WorkerOptions) -> Vec<WorkerHandle> {
     let mut workers = Vec::new();
     for _ in 0..n {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        workers.push(WorkerHandle::start(listener, storage.clone()).unwrap());
+        workers.push(WorkerHandle::start_with(listener, options.clone()).unwrap());
     }
     workers
 }
 
-fn config() -> SessionConfig {
+/// The session options of every test session.
+pub fn config() -> SessionConfig {
     SessionConfig::new().with_target_partitions(PARTITIONS)
 }
 
@@ -38,6 +47,20 @@ pub fn coordinator(workers: &[WorkerHandle]) -> SessionContext {
         .map(|w| worker_url(&w.address().to_string()).unwrap())
         .collect();
     SessionContext::from(coordinator_state(config(), urls))
+}
+
+/// A session that runs its stages on `workers` at `scheme://address`,
+/// calling them with `client`.
+pub fn coordinator_with(
+    workers: &[WorkerHandle],
+    scheme: &str,
+    client: ClientOptions,
+) -> SessionContext {
+    let urls = workers
+        .iter()
+        .map(|w| worker_url(&format!("{scheme}://{}", w.address())).unwrap())
+        .collect();
+    SessionContext::from(coordinator_state_with(config(), urls, client))
 }
 
 /// A plain single-process session with the same options.
@@ -101,4 +124,12 @@ pub fn encoded_scans(plan: &Arc<dyn ExecutionPlan>) -> Vec<Vec<u8>> {
         stack.extend(node.children().into_iter().cloned());
     }
     out
+}
+
+/// Whether `plan` sends a leaf named `leaf` to the workers.
+pub fn is_distributed_leaf(plan: &Arc<dyn ExecutionPlan>, leaf: &str) -> bool {
+    let text = datafusion_distributed::display_plan_ascii(plan.as_ref(), false);
+    text.contains("DistributedExec")
+        && text.contains("DistributedLeafExec")
+        && text.contains(&format!("t0: {leaf}"))
 }
