@@ -439,6 +439,40 @@ mod tests {
         }
     }
 
+    /// A float literal prints as text that parses back to the same value,
+    /// whatever column it is then compared with (`0.1` would parse as the
+    /// decimal one tenth, which an exact decimal column tells apart from
+    /// the double 0.1).
+    #[test]
+    fn float_literals_print_as_their_value() {
+        let schema = Schema::new(vec![
+            Field::new("f", DataType::Float64, true),
+            Field::new("g", DataType::Float32, true),
+            Field::new("d", DataType::Decimal128(38, 30), true),
+            Field::new("n", DataType::Int64, true),
+        ]);
+        let doubles = [0.1, 2.5, -0.0, 1e300, 1e-7, 123_456.789, 1.0 / 3.0];
+        let literals = doubles
+            .iter()
+            .map(|v| Scalar::Float64(*v))
+            .chain(doubles.iter().map(|v| Scalar::Float32(*v as f32)));
+        for l in literals {
+            for c in ["f", "g", "d", "n"] {
+                let e = col(c).gt(Expr::Literal(l.clone()));
+                let shown = e.to_string();
+                let direct = Predicate::try_new(e, &schema).unwrap();
+                let again = Predicate::parse(&shown, &schema).unwrap();
+                assert_eq!(again.expr(), direct.expr(), "{shown}");
+            }
+        }
+        assert_eq!(col("f").eq(lit(0.1)).to_string(), "f = 1e-1");
+        assert_eq!(col("f").eq(lit(2.5)).to_string(), "f = 2.5");
+        assert_eq!(
+            col("f").eq(lit(0.1f32)).to_string(),
+            "f = CAST('0.1' AS FLOAT)"
+        );
+    }
+
     /// The rewritten forms give the answer the original comparison gives,
     /// NULL for NULL included.
     #[test]

@@ -185,9 +185,10 @@ fn arrow_schema_type(schema: &Schema, path: &ColumnPath) -> DataType {
 /// A zero bound as the Parquet spec asks writers to store it: `-0.0` for a
 /// minimum, `0.0` for a maximum (the zeros are one value in SQL's order).
 fn zero(v: Scalar, zero: f64) -> Scalar {
+    // A `0.0` pattern matches either zero (float patterns compare with `==`).
     match v {
-        Scalar::Float64(x) if x == 0.0 => Scalar::Float64(zero),
-        Scalar::Float32(x) if x == 0.0 => Scalar::Float32(zero as f32),
+        Scalar::Float64(0.0) => Scalar::Float64(zero),
+        Scalar::Float32(0.0) => Scalar::Float32(zero as f32),
         other => other,
     }
 }
