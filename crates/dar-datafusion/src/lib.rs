@@ -53,6 +53,7 @@ mod function;
 mod metrics;
 mod options;
 mod provider;
+mod query;
 mod statistics;
 
 use std::sync::Arc;
@@ -65,6 +66,7 @@ pub use factory::DeltaTableFactory;
 pub use function::DeltaScanFunction;
 pub use options::{DeltaScanOptions, PARTITION_DICTIONARY_KEY};
 pub use provider::{DeltaTableProvider, datafusion_schema, register_delta_table};
+pub use query::{MAX_EXPR_NESTING, QueryOptions, sql};
 
 /// The name of the table function.
 pub const DELTA_SCAN_FUNCTION: &str = "delta_scan";
