@@ -54,7 +54,7 @@ use crate::provider::DeltaTableProvider;
 pub const MAX_EXPR_NESTING: usize = 64;
 
 /// `AND` / `OR` chains with more terms than this are rebalanced.
-const BALANCE_AFTER: usize = 32;
+const BALANCE_AFTER: usize = 16;
 
 /// What [`sql`] allows besides reading. The default allows nothing else:
 /// queries, `EXPLAIN` and `DESCRIBE` only.
