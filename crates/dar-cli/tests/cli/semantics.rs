@@ -280,6 +280,12 @@ fn aggregates_ignore_impossible_statistics() {
         ),
     ])
     .unwrap();
+    // Alone, `min`/`max` of an integer column would come from statistics
+    // DataFusion takes as exact.
+    let text = sql_csv(dir.path(), "SELECT min(v), max(v) FROM t");
+    assert_eq!(text, "min(t.v),max(t.v)\n1,3\n");
+    let text = sql_csv(dir.path(), "SELECT min(f), max(f) FROM t");
+    assert_eq!(text, "min(t.f),max(t.f)\n-2.0,NaN\n");
     let text = sql_csv(
         dir.path(),
         "SELECT min(v), max(v), min(f), max(f), count(*) FROM t",
