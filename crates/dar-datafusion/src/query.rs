@@ -279,7 +279,11 @@ async fn check_targets(ctx: &SessionContext, plan: &LogicalPlan) -> Result<()> {
         match node {
             LogicalPlan::Copy(copy) => targets.push(copy.output_url.clone()),
             LogicalPlan::Dml(dml) => {
-                let provider = source_as_provider(&dml.target)?;
+                // A target that is no provider of this session's kinds
+                // cannot be a Delta table's location.
+                let Ok(provider) = source_as_provider(&dml.target) else {
+                    return Ok(TreeNodeRecursion::Continue);
+                };
                 let any: &dyn Any = provider.as_ref();
                 if let Some(delta) = any.downcast_ref::<DeltaTableProvider>() {
                     targets.push(delta.table().uri().to_string());
