@@ -9,10 +9,13 @@
 //! ```text
 //! column, s.a (get_field) ......... column path
 //! literal, CAST(literal AS t) ..... typed literal (every dar-prune type)
-//! CAST(column AS wider int) ....... the column (lossless, order kept)
+//! CAST(column AS wider type) ...... the column (lossless, order kept:
+//!                                   wider ints, decimals, floats)
 //! =, !=, <, <=, >, >= ............. comparison (column vs literal)
 //! [NOT] IN, [NOT] BETWEEN ......... as is
 //! IS [NOT] NULL, NOT, AND, OR ..... as is (NOT only of exact parts)
+//! TRUE, FALSE, NULL ............... literal predicates (the simplifier
+//!                                   folds `x = NULL` to NULL)
 //! LIKE 'abc%' ..................... starts_with (exact)
 //! LIKE 'ab%c' ..................... starts_with 'ab' (implied only)
 //! a AND f(b) ...................... a (implied only)
@@ -148,9 +151,12 @@ fn convert_bool(e: &DfExpr, s: &Schema) -> Option<Converted> {
         }
         // A boolean column alone.
         DfExpr::Column(_) | DfExpr::ScalarFunction(_) => exact(column(e, s)?),
-        DfExpr::Literal(ScalarValue::Boolean(Some(b)), _) => {
-            exact(Expr::Literal(Scalar::Boolean(*b)))
-        }
+        // TRUE, FALSE and NULL (DataFusion's simplifier folds `x = NULL`
+        // and `x IN (NULL)` to a NULL literal in a boolean position).
+        DfExpr::Literal(..) | DfExpr::Cast(_) | DfExpr::TryCast(_) => match literal(e)? {
+            b @ (Scalar::Boolean(_) | Scalar::Null) => exact(Expr::Literal(b)),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -222,8 +228,12 @@ fn column_path(e: &DfExpr, s: &Schema) -> Option<Vec<String>> {
 }
 
 /// Whether casting column `e` (of the provider's DataFusion schema) to
-/// `to` keeps every value, its order and its nulls: a dictionary decoded to
-/// its value type, integer widening, or between the string (binary) forms.
+/// `to` keeps every value, its order and its nulls, so that comparing the
+/// cast with a literal is comparing the column with it by value (dar-prune
+/// compares numbers by value across types): a dictionary decoded to its
+/// value type, integer widening, integers to decimals with enough digits
+/// or to floats that hold them exactly, decimal widening, `float` to
+/// `double`, or between the string (binary) forms.
 fn lossless_cast(e: &DfExpr, to: &DataType, schema: &Schema) -> bool {
     let DfExpr::Column(c) = e else {
         return false;
@@ -243,12 +253,33 @@ fn lossless_type(from: &DataType, to: &DataType) -> bool {
         Int64 => Some(4),
         _ => None,
     };
+    // Decimal digits of the widest value of an integer type.
+    let digits = |t: &DataType| match t {
+        Int8 => Some(3),
+        Int16 => Some(5),
+        Int32 => Some(10),
+        Int64 => Some(19),
+        _ => None,
+    };
+    let decimal = |t: &DataType| match t {
+        Decimal32(p, s) | Decimal64(p, s) | Decimal128(p, s) | Decimal256(p, s) => {
+            Some((i16::from(*p), i16::from(*s)))
+        }
+        _ => None,
+    };
     match (from, to) {
         (a, b) if a == b => true,
         (Dictionary(_, v), b) => lossless_type(v, b),
         (Utf8 | LargeUtf8 | Utf8View, Utf8 | LargeUtf8 | Utf8View) => true,
         (Binary | LargeBinary | BinaryView, Binary | LargeBinary | BinaryView) => true,
-        (a, b) => matches!((rank(a), rank(b)), (Some(x), Some(y)) if x <= y),
+        // Every value of these integer types is a float exactly.
+        (Int8 | Int16 | Int32, Float64) | (Int8 | Int16, Float32) | (Float32, Float64) => true,
+        (a, b) if rank(a).is_some() && rank(b).is_some() => rank(a) <= rank(b),
+        (a, b) => match (digits(a), decimal(a), decimal(b)) {
+            (Some(d), _, Some((p, s))) => s >= 0 && p - s >= d,
+            (_, Some((p1, s1)), Some((p2, s2))) => s2 >= s1 && p2 - s2 >= p1 - s1,
+            _ => false,
+        },
     }
 }
 

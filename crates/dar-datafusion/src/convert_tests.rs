@@ -116,8 +116,10 @@ fn partial_conversions_are_inexact_or_unsupported() {
     assert_eq!(p, P::Inexact);
     assert_eq!(e, Some(dcol("l").gt(dar_prune::lit(1i64))));
     assert_eq!(check(col("l").gt(lit(1i64)).or(other)).0, P::Unsupported);
-    // A literal that does not fit its column does not bind.
-    assert_eq!(check(col("i").gt(lit(10_000_000_000i64))).0, P::Unsupported);
+    // A number past the column's range compares by value: no row matches.
+    assert_eq!(check(col("i").gt(lit(10_000_000_000i64))).0, P::Exact);
+    // A literal of another kind does not bind.
+    assert_eq!(check(col("i").gt(lit("x"))).0, P::Unsupported);
     // An unknown column does not bind either.
     assert_eq!(check(col("nope").gt(lit(1i64))).0, P::Unsupported);
 }
@@ -160,4 +162,51 @@ fn literals_of_every_type() {
         scalar(&ScalarValue::FixedSizeBinary(2, Some(vec![1, 2]))),
         Some(Scalar::Binary(vec![1, 2]))
     );
+}
+
+/// Forms DataFusion's simplifier hands back for filters it was told are
+/// exact: NULL literals in boolean positions (`x IN (1, NULL)` becomes
+/// `x = 1 OR NULL`), bare boolean literals, `NOT NULL`.
+#[test]
+fn simplified_forms_stay_exact() {
+    let null = lit(ScalarValue::Boolean(None));
+    for f in [
+        col("i").eq(lit(1i32)).or(null.clone()),
+        col("i").not_eq(lit(1i32)).and(null.clone()),
+        null.clone(),
+        !null.clone(),
+        lit(ScalarValue::Null),
+        lit(true),
+        lit(false).or(col("b")),
+        col("i").eq(lit(ScalarValue::Int32(None))),
+        cast(lit(ScalarValue::Null), DataType::Boolean),
+        !col("b"),
+    ] {
+        assert_eq!(check(f.clone()).0, P::Exact, "{f}");
+    }
+}
+
+/// Casts that keep every value and its order: the comparison moves to the
+/// column, which dar-prune compares with the literal by value.
+#[test]
+fn lossless_numeric_casts_are_the_column() {
+    let f = cast(col("i"), DataType::Float64).gt(lit(2.5f64));
+    let (p, e) = check(f);
+    assert_eq!(p, P::Exact);
+    assert_eq!(e, Some(dcol("i").gt(dar_prune::lit(2.5f64))));
+    let f = cast(col("i"), DataType::Decimal128(12, 2)).lt(lit(ScalarValue::Decimal128(
+        Some(1005),
+        12,
+        2,
+    )));
+    assert_eq!(check(f).0, P::Exact);
+    // Too few digits, or a cast that rounds: left to DataFusion.
+    let f = cast(col("i"), DataType::Decimal128(5, 2)).lt(lit(ScalarValue::Decimal128(
+        Some(1005),
+        5,
+        2,
+    )));
+    assert_eq!(check(f).0, P::Unsupported);
+    let f = cast(col("l"), DataType::Float64).gt(lit(2.5f64));
+    assert_eq!(check(f).0, P::Unsupported);
 }

@@ -22,6 +22,11 @@
 //!   among workers; `dar-distributed` builds on them.
 //! * [`register_dar`]: the table function `delta_scan('uri' [, version | 'timestamp'])`
 //!   and `CREATE EXTERNAL TABLE t STORED AS DELTA LOCATION 'uri'`.
+//! * [`sql`]: one SQL statement planned with dar's rules: reading only
+//!   unless [`QueryOptions`] allow DDL, writes or statements (a write never
+//!   goes inside a Delta table), long `AND`/`OR` chains rebalanced and
+//!   deeper nesting than [`MAX_EXPR_NESTING`] refused (DataFusion recurses
+//!   on expressions), `TIMESTAMP` in microseconds as in Delta.
 //!
 //! ```
 //! use dar_datafusion::{register_dar, register_delta_table};
@@ -53,6 +58,7 @@ mod function;
 mod metrics;
 mod options;
 mod provider;
+mod query;
 mod statistics;
 
 use std::sync::Arc;
@@ -65,6 +71,7 @@ pub use factory::DeltaTableFactory;
 pub use function::DeltaScanFunction;
 pub use options::{DeltaScanOptions, PARTITION_DICTIONARY_KEY};
 pub use provider::{DeltaTableProvider, datafusion_schema, register_delta_table};
+pub use query::{MAX_EXPR_NESTING, QueryOptions, sql};
 
 /// The name of the table function.
 pub const DELTA_SCAN_FUNCTION: &str = "delta_scan";

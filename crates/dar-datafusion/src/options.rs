@@ -48,7 +48,9 @@ impl DeltaScanOptions {
         self
     }
 
-    /// Partition columns as `Dictionary(UInt16, type)` (default true).
+    /// Partition columns as `Dictionary(UInt16, type)` (default true): the
+    /// string, binary, integer, date and timestamp ones; boolean, float and
+    /// decimal partition columns stay plain.
     pub fn with_dictionary_partitions(mut self, on: bool) -> Self {
         self.dictionary_partitions = on;
         self
@@ -90,7 +92,7 @@ impl DeltaScanOptions {
                 } else {
                     f.data_type().clone()
                 };
-                if partition && self.dictionary_partitions {
+                if partition && self.dictionary_partitions && dictionary_value(&t) {
                     t = DataType::Dictionary(Box::new(PARTITION_DICTIONARY_KEY), Box::new(t));
                 }
                 Arc::new(f.as_ref().clone().with_data_type(t))
@@ -98,6 +100,29 @@ impl DeltaScanOptions {
             .collect();
         Schema::new_with_metadata(fields, dar.metadata().clone())
     }
+}
+
+/// Whether partition columns of type `t` are dictionary-encoded: strings,
+/// binaries, integers, dates and timestamps. Not booleans (arrow has no
+/// boolean dictionaries), nor floats and decimals, which DataFusion treats
+/// differently inside a dictionary: it compares `-0.0` with `0.0` by bits
+/// there, and coerces a dictionary decimal compared with a float to a
+/// decimal that overflows on 36-digit values.
+fn dictionary_value(t: &DataType) -> bool {
+    use DataType::*;
+    t.is_integer()
+        || matches!(
+            t,
+            Date32
+                | Date64
+                | Timestamp(..)
+                | Utf8
+                | LargeUtf8
+                | Utf8View
+                | Binary
+                | LargeBinary
+                | BinaryView
+        )
 }
 
 /// `t` with strings and binaries as views, through structs.

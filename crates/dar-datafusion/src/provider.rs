@@ -6,9 +6,12 @@ use arrow_schema::{Schema, SchemaRef};
 use async_trait::async_trait;
 use dar_scan::{ScanError, Table, TableOptions};
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{DataFusionError, Result, Statistics};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Column, DFSchema, DataFusionError, Result, Statistics};
+use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{Expr as DfExpr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::filter::FilterExecBuilder;
 use datafusion::prelude::SessionContext;
 
 use crate::convert::{Schemas, classify, convert};
@@ -123,15 +126,9 @@ impl DeltaTableProvider {
         limit: Option<usize>,
     ) -> Result<DeltaScanExec> {
         let table = &current.table;
-        let schemas = Self::schemas(current);
         let mut predicates = Vec::with_capacity(filters.len());
         for f in filters {
-            // DataFusion only passes filters this provider accepted; one
-            // that no longer converts must fail the query, never be dropped.
-            let c = convert(f, schemas).ok_or_else(|| {
-                DataFusionError::Plan(format!("dar cannot evaluate the pushed-down filter {f}"))
-            })?;
-            predicates.push(c.expr);
+            predicates.extend(convert(f, Self::schemas(current)).map(|c| c.expr));
         }
         let output: SchemaRef = match projection {
             Some(p) => Arc::new(current.schema.project(p)?),
@@ -213,6 +210,12 @@ impl TableProvider for DeltaTableProvider {
         Some(to_datafusion(&plan.statistics(), &current.schema))
     }
 
+    /// The scan, with every filter dar applies exactly pushed into it.
+    /// DataFusion drops a filter it was told is `Exact` from its plan, and
+    /// may hand it back rewritten (`x IN (1, NULL)` as `x = 1 OR NULL`): a
+    /// filter whose rewritten form dar does not apply exactly is evaluated
+    /// by a `FilterExec` over the scan (its dar-convertible part still
+    /// prunes), so no rewriting can change the rows.
     async fn scan(
         &self,
         state: &dyn Session,
@@ -222,18 +225,64 @@ impl TableProvider for DeltaTableProvider {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let current = self.load();
         let config = state.config();
+        let schemas = Self::schemas(&current);
+        let residual: Vec<&DfExpr> = filters
+            .iter()
+            .filter(|f| !convert(f, schemas).is_some_and(|c| c.exact))
+            .collect();
+        let (target, batch) = (config.target_partitions(), config.batch_size());
+        if residual.is_empty() {
+            let exec = self
+                .plan(&current, target, batch, projection, filters, limit)
+                .await?;
+            return Ok(Arc::new(exec));
+        }
+        // The residual filters' columns are read too, and projected away
+        // after the filter; a limit applies after it.
+        let mut columns: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..current.schema.fields().len()).collect(),
+        };
+        let shown = columns.len();
+        for f in &residual {
+            for c in f.column_refs() {
+                let i = current.schema.index_of(&c.name)?;
+                if !columns.contains(&i) {
+                    columns.push(i);
+                }
+            }
+        }
         let exec = self
-            .plan(
-                &current,
-                config.target_partitions(),
-                config.batch_size(),
-                projection,
-                filters,
-                limit,
-            )
+            .plan(&current, target, batch, Some(&columns), filters, None)
             .await?;
-        Ok(Arc::new(exec))
+        let df_schema = DFSchema::try_from(exec.schema())?;
+        let predicate = conjunction(residual.into_iter().map(unqualified))
+            .map(|e| state.create_physical_expr(e, &df_schema))
+            .transpose()?;
+        let Some(predicate) = predicate else {
+            return Ok(Arc::new(exec));
+        };
+        let filter = FilterExecBuilder::new(predicate, Arc::new(exec))
+            .apply_projection(Some((0..shown).collect()))?
+            .with_fetch(limit)
+            .build()?;
+        Ok(Arc::new(filter))
     }
+}
+
+/// `e` with its columns unqualified (the scan's schema has no table names).
+fn unqualified(e: &DfExpr) -> DfExpr {
+    e.clone()
+        .transform_up(|e| {
+            Ok(match e {
+                DfExpr::Column(c) if c.relation.is_some() => {
+                    Transformed::yes(DfExpr::Column(Column::new_unqualified(c.name)))
+                }
+                other => Transformed::no(other),
+            })
+        })
+        .map(|t| t.data)
+        .unwrap_or_else(|_| e.clone())
 }
 
 /// Registers `table` as `name` in `ctx` with default options; returns the

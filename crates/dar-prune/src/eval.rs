@@ -2,8 +2,9 @@
 //! kernels, under SQL three-valued logic.
 //!
 //! * comparisons: `arrow_ord::cmp` against a one-element literal (a NULL
-//!   operand gives NULL; floats use the IEEE total order, so `NaN = NaN` and
-//!   `NaN` is larger than every number, as in Spark);
+//!   operand gives NULL); floats compare as SQL does, `-0.0 = 0.0` and NaN
+//!   equal to itself and above every other value, as in Spark (both sides
+//!   are put in canonical form first, see [`crate::float_order`]);
 //! * `AND` / `OR` / `NOT`: the Kleene kernels of `arrow_arith::boolean`;
 //! * `IN`: an `OR` of equalities, so a NULL in the list makes a non-match
 //!   NULL rather than `false`;
@@ -174,7 +175,9 @@ pub(crate) fn compare(
     if literal.is_null() {
         return Ok(BooleanArray::new_null(values.len()));
     }
-    let rhs = Datum::new(cast_to(column, &literal.to_array(), values.data_type())?);
+    let rhs = cast_to(column, &literal.to_array(), values.data_type())?;
+    let rhs = Datum::new(crate::float_order::normalize(&rhs));
+    let values = crate::float_order::normalize(values);
     let lhs = values.as_ref();
     use arrow_ord::cmp;
     match op {

@@ -4,7 +4,9 @@
 //! 100,000 values costs `O((rows + k) log k)` instead of `O(rows * k)`.
 //!
 //! Comparators order floats by IEEE total order, exactly as the
-//! `arrow_ord::cmp` kernels the short path uses, so both paths agree.
+//! `arrow_ord::cmp` kernels the short path uses; both paths first put
+//! floats in SQL-canonical form ([`crate::float_order`]: `-0.0` is `0.0`,
+//! every NaN one NaN), so they agree, and agree with SQL.
 
 use std::cmp::Ordering;
 
@@ -36,7 +38,7 @@ pub(crate) fn sorted_literals(list: &[Scalar], to: &DataType) -> Option<ArrayRef
         };
         arrow_cast::cast::cast_with_options(&all, to, &strict).ok()?
     };
-    arrow_ord::sort::sort(&all, None).ok()
+    arrow_ord::sort::sort(&crate::float_order::normalize(&all), None).ok()
 }
 
 /// Looks values of one array up in a sorted literal array.
@@ -86,6 +88,7 @@ impl Lookup {
 /// it matches nothing and the list holds a NULL.
 pub(crate) fn evaluate(values: &ArrayRef, list: &[Scalar]) -> Option<BooleanArray> {
     let sorted = sorted_literals(list, values.data_type())?;
+    let values = &crate::float_order::normalize(values);
     let lookup = Lookup::new(values.as_ref(), sorted.as_ref())?;
     let list_null = list.iter().any(Scalar::is_null);
     Some(

@@ -11,8 +11,10 @@
 //!   'prefix%'`, `AND`/`OR`/`NOT` with SQL three-valued logic. Build it with
 //!   [`col`] / [`lit`] or parse text with [`parse_expr`].
 //! * [`Predicate`]: an `Expr` validated against an Arrow schema (unknown
-//!   columns and incompatible literals are errors, with suggestions),
-//!   literals coerced losslessly to the column types.
+//!   columns and incompatible literals are errors, with suggestions);
+//!   numbers compare by value across numeric types, as in SQL (`n > 2.5` on
+//!   an integer column is `n >= 3`), floats in SQL's order (`-0.0 = 0.0`,
+//!   NaN equal to itself and above every other value).
 //! * Messages about a predicate's text: [`quote_predicate`], [`error_site`]
 //!   (` near "> 5"` for a parse error) and [`nearest_columns`] (the names a
 //!   misspelt column may have meant).
@@ -71,7 +73,9 @@
 mod coerce;
 mod error;
 mod eval;
+mod exact;
 mod expr;
+mod float_order;
 mod in_list;
 mod messages;
 mod parse;

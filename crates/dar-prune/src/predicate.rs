@@ -5,11 +5,29 @@
 //! comparisons are always `column op literal` (a literal on the left is
 //! swapped over), and a boolean column standing alone as a predicate becomes
 //! `column = TRUE`.
+//!
+//! A number the column's type cannot hold (see [`crate::coerce`]) is
+//! rewritten into the same test on the column's own type, with the same
+//! answer for every row, NULL rows included (so also under `NOT`). With
+//! `below < L < above` its neighbours in the type:
+//!
+//! ```text
+//! c = L      c BETWEEN above AND below   (no value; NULL for NULL)
+//! c != L     c NOT BETWEEN above AND below
+//! c < L      c <= below                  (c <= L likewise)
+//! c > L      c >= above                  (c >= L likewise)
+//! c IN (.., L, ..)      L left out (it equals no value)
+//! c BETWEEN L1 AND L2   c BETWEEN above1 AND below2
+//! ```
+//!
+//! Past the end of the type's range the missing neighbour's test becomes
+//! `c > MAX` or `c < MIN` (false for every value, NULL for NULL), or its
+//! negation: `b = 300` on a `byte` column is `b > 127`.
 
 use arrow_array::{BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Schema};
 
-use crate::coerce::{canonical_type, coerce};
+use crate::coerce::{Coerced, canonical_type, coerce};
 use crate::error::{PruneError, Result};
 use crate::expr::{CmpOp, ColumnPath, Expr, Scalar, check_depth, dismantle};
 use crate::schema_lookup::resolve;
@@ -145,11 +163,7 @@ impl Binder<'_> {
                 };
                 let t = self.column(&column)?;
                 let literal = coerce(&column, &t, &literal)?;
-                Expr::Compare {
-                    left: Box::new(Expr::Column(column)),
-                    op,
-                    right: Box::new(Expr::Literal(literal)),
-                }
+                compare(column, op, literal)
             }
             Expr::InList {
                 expr,
@@ -157,14 +171,26 @@ impl Binder<'_> {
                 negated,
             } => {
                 let (c, t) = self.value_column(*expr, "IN")?;
-                let list = list
-                    .iter()
-                    .map(|l| coerce(&c, &t, l))
-                    .collect::<Result<Vec<_>>>()?;
-                Expr::InList {
-                    expr: Box::new(Expr::Column(c)),
-                    list,
-                    negated,
+                let mut kept = Vec::with_capacity(list.len());
+                let mut left_out = None;
+                for l in &list {
+                    match coerce(&c, &t, l)? {
+                        Coerced::Exact(s) => kept.push(s),
+                        // Equal to no value of the column.
+                        other => left_out = left_out.or(Some(other)),
+                    }
+                }
+                match left_out {
+                    // Every literal left out: `c IN (2.5)` is `c = 2.5`.
+                    Some(only) if kept.is_empty() => {
+                        let op = if negated { CmpOp::NotEq } else { CmpOp::Eq };
+                        compare(c, op, only)
+                    }
+                    _ => Expr::InList {
+                        expr: Box::new(Expr::Column(c)),
+                        list: kept,
+                        negated,
+                    },
                 }
             }
             Expr::IsNull { expr, negated } => {
@@ -183,12 +209,7 @@ impl Binder<'_> {
                 let (c, t) = self.value_column(*expr, "BETWEEN")?;
                 let low = coerce(&c, &t, &low)?;
                 let high = coerce(&c, &t, &high)?;
-                Expr::Between {
-                    expr: Box::new(Expr::Column(c)),
-                    low,
-                    high,
-                    negated,
-                }
+                between(c, low, high, negated)
             }
             Expr::StartsWith {
                 expr,
@@ -223,6 +244,82 @@ impl Binder<'_> {
             ),
             Expr::Not(a) => Expr::Not(Box::new(self.bind_bool(*a)?)),
         })
+    }
+}
+
+/// `column op literal` for a coerced literal (see the module docs).
+fn compare(column: ColumnPath, op: CmpOp, literal: Coerced) -> Expr {
+    let cmp = |op: CmpOp, s: Scalar| Expr::Compare {
+        left: Box::new(Expr::Column(column.clone())),
+        op,
+        right: Box::new(Expr::Literal(s)),
+    };
+    let (below, above) = match literal {
+        Coerced::Exact(s) => return cmp(op, s),
+        Coerced::Between { below, above } => (below, above),
+    };
+    match (op, below, above) {
+        (CmpOp::Eq | CmpOp::NotEq, Some(below), Some(above)) => Expr::Between {
+            expr: Box::new(Expr::Column(column.clone())),
+            low: above,
+            high: below,
+            negated: op == CmpOp::NotEq,
+        },
+        (CmpOp::Lt | CmpOp::LtEq, Some(below), _) => cmp(CmpOp::LtEq, below),
+        (CmpOp::Gt | CmpOp::GtEq, _, Some(above)) => cmp(CmpOp::GtEq, above),
+        // Past the type's maximum: `c > MAX` holds for no value.
+        (op, Some(max), None) => cmp(past_range(op, CmpOp::Gt), max),
+        // Below its minimum: `c < MIN` holds for none.
+        (op, None, Some(min)) => cmp(past_range(op, CmpOp::Lt), min),
+        // `coerce` never leaves out both neighbours; a NULL matches nothing.
+        (op, None, None) => cmp(op, Scalar::Null),
+    }
+}
+
+/// The test against the end of a type's range that a comparison `op` with
+/// a number past that end becomes: `never` (`>` past the maximum, `<` below
+/// the minimum) where `op` holds for no value, its negation where `op`
+/// holds for every value.
+fn past_range(op: CmpOp, never: CmpOp) -> CmpOp {
+    let holds_for_all = match op {
+        CmpOp::Eq => false,
+        CmpOp::NotEq => true,
+        // Every value is below a number past the maximum, none below one
+        // under the minimum.
+        CmpOp::Lt | CmpOp::LtEq => never == CmpOp::Gt,
+        CmpOp::Gt | CmpOp::GtEq => never == CmpOp::Lt,
+    };
+    if holds_for_all { never.negate() } else { never }
+}
+
+/// `column [NOT] BETWEEN low AND high` for coerced bounds: `low` rounds up
+/// to the type, `high` down (see the module docs).
+fn between(column: ColumnPath, low: Coerced, high: Coerced, negated: bool) -> Expr {
+    let low = match low {
+        Coerced::Exact(s) => Ok(s),
+        Coerced::Between {
+            above: Some(above), ..
+        } => Ok(above),
+        // Above the type's range: no value is that high.
+        past => Err(past),
+    };
+    let high = match high {
+        Coerced::Exact(s) => Ok(s),
+        Coerced::Between {
+            below: Some(below), ..
+        } => Ok(below),
+        past => Err(past),
+    };
+    let op = if negated { CmpOp::NotEq } else { CmpOp::Eq };
+    match (low, high) {
+        (Ok(low), Ok(high)) => Expr::Between {
+            expr: Box::new(Expr::Column(column)),
+            low,
+            high,
+            negated,
+        },
+        // A bound past the range matches no value, like `c = L` for it.
+        (Err(past), _) | (_, Err(past)) => compare(column, op, past),
     }
 }
 
@@ -290,5 +387,120 @@ mod tests {
         let names: Vec<String> = p.columns().iter().map(|(c, _)| c.to_string()).collect();
         assert_eq!(names, ["salary", "active", "address.zip"]);
         assert_eq!(p.columns()[2].1, DataType::Utf8);
+    }
+
+    /// Numbers of other types compare by value: the binder writes the same
+    /// test on the column's own type.
+    #[test]
+    fn numbers_of_other_types_compare_by_value() {
+        let schema = Schema::new(vec![
+            Field::new("n", DataType::Int32, true),
+            Field::new("b", DataType::Int8, true),
+            Field::new("fare", DataType::Decimal128(8, 2), true),
+        ]);
+        let bound = |text: &str| Predicate::parse(text, &schema).unwrap().expr().to_string();
+        for (text, want) in [
+            ("n > 2.5", "n >= 3"),
+            ("n >= 2.5", "n >= 3"),
+            ("n < 2.5", "n <= 2"),
+            ("n <= -2.5", "n <= -3"),
+            ("n = 2.5", "n BETWEEN 3 AND 2"),
+            ("n != 2.5", "n NOT BETWEEN 3 AND 2"),
+            ("NOT (n = 2.5)", "NOT (n BETWEEN 3 AND 2)"),
+            ("n = 2.0", "n = 2"),
+            ("n > 2.5e0", "n >= 3"),
+            ("n IN (2, 2.5)", "n IN (2)"),
+            ("n NOT IN (2.5, 3)", "n NOT IN (3)"),
+            ("n IN (2.5)", "n BETWEEN 3 AND 2"),
+            ("n NOT IN (2.5, 7.5)", "n NOT BETWEEN 3 AND 2"),
+            ("n IN (2.5, NULL)", "n IN (NULL)"),
+            ("n BETWEEN 1.5 AND 4.5", "n BETWEEN 2 AND 4"),
+            ("n BETWEEN 1.2 AND 1.8", "n BETWEEN 2 AND 1"),
+            ("n BETWEEN 1 AND 1e30", "n BETWEEN 1 AND 2147483647"),
+            ("n BETWEEN 1e30 AND 1e31", "n > 2147483647"),
+            ("n NOT BETWEEN -1e30 AND -1e29", "n >= -2147483648"),
+            ("n < CAST('NaN' AS DOUBLE)", "n <= 2147483647"),
+            ("n = CAST('NaN' AS DOUBLE)", "n > 2147483647"),
+            ("b = 300", "b > 127"),
+            ("b != 300", "b <= 127"),
+            ("b < 300", "b <= 127"),
+            ("b > 300", "b > 127"),
+            ("b = -300", "b < -128"),
+            ("b > -300", "b >= -128"),
+            ("b < -300", "b < -128"),
+            ("b <= -300", "b < -128"),
+            ("fare < 10.005", "fare <= 10.00"),
+            ("fare > 10.005", "fare >= 10.01"),
+            ("fare = 10.005", "fare BETWEEN 10.01 AND 10.00"),
+            ("fare = 10.0", "fare = 10.00"),
+            ("fare > 1000000", "fare > 999999.99"),
+        ] {
+            assert_eq!(bound(text), want, "{text}");
+        }
+    }
+
+    /// A float literal prints as text that parses back to the same value,
+    /// whatever column it is then compared with (`0.1` would parse as the
+    /// decimal one tenth, which an exact decimal column tells apart from
+    /// the double 0.1).
+    #[test]
+    fn float_literals_print_as_their_value() {
+        let schema = Schema::new(vec![
+            Field::new("f", DataType::Float64, true),
+            Field::new("g", DataType::Float32, true),
+            Field::new("d", DataType::Decimal128(38, 30), true),
+            Field::new("n", DataType::Int64, true),
+        ]);
+        let doubles = [0.1, 2.5, -0.0, 1e300, 1e-7, 123_456.789, 1.0 / 3.0];
+        let literals = doubles
+            .iter()
+            .map(|v| Scalar::Float64(*v))
+            .chain(doubles.iter().map(|v| Scalar::Float32(*v as f32)));
+        for l in literals {
+            for c in ["f", "g", "d", "n"] {
+                let e = col(c).gt(Expr::Literal(l.clone()));
+                let shown = e.to_string();
+                let direct = Predicate::try_new(e, &schema).unwrap();
+                let again = Predicate::parse(&shown, &schema).unwrap();
+                assert_eq!(again.expr(), direct.expr(), "{shown}");
+            }
+        }
+        assert_eq!(col("f").eq(lit(0.1)).to_string(), "f = 1e-1");
+        assert_eq!(col("f").eq(lit(2.5)).to_string(), "f = 2.5");
+        assert_eq!(
+            col("f").eq(lit(0.1f32)).to_string(),
+            "f = CAST('0.1' AS FLOAT)"
+        );
+    }
+
+    /// The rewritten forms give the answer the original comparison gives,
+    /// NULL for NULL included.
+    #[test]
+    fn rewritten_forms_keep_the_rows_and_the_nulls() {
+        use arrow_array::Int32Array;
+        use std::sync::Arc;
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int32, true)]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int32Array::from(vec![
+                Some(2),
+                Some(3),
+                None,
+                Some(i32::MAX),
+            ]))],
+        )
+        .unwrap();
+        let rows = |text: &str| {
+            let p = Predicate::parse(text, &schema).unwrap();
+            p.evaluate(&batch).unwrap().iter().collect::<Vec<_>>()
+        };
+        let (t, f) = (Some(true), Some(false));
+        assert_eq!(rows("n = 2.5"), [f, f, None, f]);
+        assert_eq!(rows("NOT (n = 2.5)"), [t, t, None, t]);
+        assert_eq!(rows("n > 2.5"), [f, t, None, t]);
+        assert_eq!(rows("NOT (n IN (2.5))"), [t, t, None, t]);
+        assert_eq!(rows("n = 1e30"), [f, f, None, f]);
+        assert_eq!(rows("NOT (n > 1e30)"), [t, t, None, t]);
+        assert_eq!(rows("n < 1e30"), [t, t, None, t]);
     }
 }

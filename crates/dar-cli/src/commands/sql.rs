@@ -1,10 +1,12 @@
 //! `dar sql`: a SQL query over Delta tables, planned and run by DataFusion
-//! through `dar-datafusion`, written by the same sinks as `dar scan`.
+//! through `dar-datafusion`, written by the same sinks as `dar scan`. It
+//! only reads: DDL, DML, `COPY` and statements such as `SET` are refused
+//! (`dar_datafusion::sql` with default `QueryOptions`).
 
 use std::fs::File;
 use std::io::BufWriter;
 
-use dar_datafusion::{DeltaScanOptions, DeltaTableProvider, register_dar_with};
+use dar_datafusion::{DeltaScanOptions, DeltaTableProvider, QueryOptions, register_dar_with};
 use dar_scan::{Table, TableOptions};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::displayable;
@@ -74,7 +76,12 @@ async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError
         ctx.register_table(name, std::sync::Arc::new(provider))
             .map_err(sql_error)?;
     }
-    let df = ctx.sql(&args.query).await.map_err(sql_error)?;
+    // A reader: queries, EXPLAIN and DESCRIBE only (no DDL, DML, COPY or
+    // SET), expressions nested at most dar_datafusion::MAX_EXPR_NESTING
+    // deep, TIMESTAMP in microseconds.
+    let df = dar_datafusion::sql(&ctx, &args.query, QueryOptions::new())
+        .await
+        .map_err(sql_error)?;
     if args.explain {
         let plan = df.create_physical_plan().await.map_err(sql_error)?;
         let text = displayable(plan.as_ref()).indent(true).to_string();

@@ -18,6 +18,7 @@ mod output;
 mod progress;
 mod s3;
 mod scan;
+mod semantics;
 #[cfg(feature = "sql")]
 mod sql;
 

@@ -214,3 +214,90 @@ async fn s3_tables_by_name_and_by_delta_scan() {
     lines.sort();
     assert_eq!(lines, ["240", "300", "n"]);
 }
+
+/// `dar sql` reads: DDL, DML, `COPY` and `SET` are refused in one line, and
+/// nothing is written (a `COPY` into the table's log would add a commit);
+/// queries, `EXPLAIN` and `DESCRIBE` run.
+#[test]
+fn writes_and_catalog_changes_are_refused() {
+    let copy = crate::sample_copy();
+    let table = format!("trips={}", arg(copy.path()));
+    let log = copy.path().join("_delta_log");
+    let commits = || std::fs::read_dir(&log).unwrap().count();
+    let before = commits();
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("x.json");
+    let next = log.join("00000000000000000099.json");
+    for (query, what) in [
+        (
+            format!(
+                "COPY (SELECT * FROM trips) TO '{}' STORED AS JSON",
+                next.display()
+            ),
+            "COPY refused",
+        ),
+        (
+            format!("COPY (SELECT 1 AS a) TO '{}'", target.display()),
+            "COPY refused",
+        ),
+        (
+            "INSERT INTO trips SELECT * FROM trips".to_string(),
+            "DML (Insert Into) refused",
+        ),
+        (
+            "CREATE VIEW v AS SELECT 1".to_string(),
+            "DDL (CreateView) refused",
+        ),
+        (
+            format!(
+                "CREATE EXTERNAL TABLE e STORED AS DELTA LOCATION '{}'",
+                arg(copy.path())
+            ),
+            "DDL (CreateExternalTable) refused",
+        ),
+        (
+            "SET datafusion.execution.batch_size = 1".to_string(),
+            "statement (SetVariable) refused",
+        ),
+    ] {
+        let err = fails(&[&query, "--table", &table]);
+        assert!(
+            err.contains(what) && err.contains("only reads tables"),
+            "{query}: {err}"
+        );
+    }
+    assert_eq!(commits(), before);
+    assert!(!next.exists() && !target.exists());
+    let described = sql(&["DESCRIBE trips", "--table", &table, "--format", "csv"]);
+    assert!(described.contains("trip_id,Int64"), "{described}");
+    let explained = sql(&["EXPLAIN SELECT count(*) FROM trips", "--table", &table]);
+    assert!(explained.contains("physical_plan"), "{explained}");
+}
+
+/// Long and deep expressions get rows or one line, never a stack overflow
+/// that kills the process.
+#[test]
+fn long_chains_run_and_deep_nesting_is_one_line() {
+    let t = trips();
+    let ors: Vec<String> = (0..4000).map(|i| format!("trip_id = {i}")).collect();
+    let q = format!("SELECT count(*) AS n FROM trips WHERE {}", ors.join(" OR "));
+    assert_eq!(sql(&[&q, "--table", &t, "--format", "csv"]), "n\n300\n");
+    let out = sql(&[&q, "--table", &t, "--explain"]);
+    assert!(out.contains("DeltaScanExec"), "{out}");
+    let sum = vec!["1"; 4000].join("+");
+    let err = fails(&[&format!("SELECT {sum} AS s")]);
+    assert!(err.contains("deeper than 64 levels"), "{err}");
+    let deep = format!(
+        "SELECT count(*) FROM trips WHERE {}trip_id > 1{}",
+        "(".repeat(3000),
+        ")".repeat(3000)
+    );
+    let err = fails(&[&deep, "--table", &t]);
+    assert!(err.contains("RecursionLimitExceeded"), "{err}");
+    let nots = format!(
+        "SELECT count(*) FROM trips WHERE {}trip_id > 1",
+        "NOT ".repeat(3000)
+    );
+    let err = fails(&[&nots, "--table", &t]);
+    assert!(err.contains("query failed: SQL error"), "{err}");
+}

@@ -8,12 +8,17 @@
     reason = "tests"
 )]
 
+mod agree;
 mod dat;
+mod deep;
 mod kit;
 mod options;
+mod partitions;
 mod plans;
+mod pushdown;
 mod remote;
 mod slt;
+mod writes;
 
 use std::path::PathBuf;
 

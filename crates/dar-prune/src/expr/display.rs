@@ -16,8 +16,26 @@ impl fmt::Display for Scalar {
             Self::Int16(v) => write!(f, "{v}"),
             Self::Int32(v) => write!(f, "{v}"),
             Self::Int64(v) => write!(f, "{v}"),
-            Self::Float32(v) if v.is_finite() => write!(f, "{v:?}"),
-            Self::Float64(v) if v.is_finite() => write!(f, "{v:?}"),
+            // A plain decimal parses back as a decimal literal, which
+            // compares by its exact value: written so only where that is
+            // the float's value (`1.5`), else in a form that parses back as
+            // the same float (`1e-1`, a DOUBLE).
+            Self::Float32(v) if v.is_finite() => {
+                let text = format!("{v:?}");
+                if crate::exact::is_exact_text(&text, f64::from(*v)) {
+                    f.write_str(&text)
+                } else {
+                    write!(f, "CAST('{v}' AS FLOAT)")
+                }
+            }
+            Self::Float64(v) if v.is_finite() => {
+                let text = format!("{v:?}");
+                if text.contains('e') || crate::exact::is_exact_text(&text, *v) {
+                    f.write_str(&text)
+                } else {
+                    write!(f, "{v:e}")
+                }
+            }
             Self::Float32(v) => write!(f, "CAST('{v}' AS FLOAT)"),
             Self::Float64(v) => write!(f, "CAST('{v}' AS DOUBLE)"),
             Self::Utf8(s) => write!(f, "'{}'", s.replace('\'', "''")),

@@ -5,9 +5,10 @@
 //!    is exact (type widening: `int` stats for a `long` column, `float` for
 //!    `double`, `date` for `timestamp_ntz`, a narrower decimal, coarser
 //!    timestamp units); anything else is treated as absent and counted;
-//! 2. float NaN bounds become unknown, and a zero minimum is read as `-0.0`
-//!    and a zero maximum as `+0.0` (IEEE writers do not order the zeros, the
-//!    total order used for evaluation does);
+//! 2. float NaN bounds become unknown, and both zeros become `0.0` (SQL
+//!    compares them equal, [`crate::float_order`]; writers store `-0.0` as
+//!    a zero minimum and `0.0` as a zero maximum, as the Parquet spec asks,
+//!    or either zero for either);
 //! 3. Delta timestamp maxima are widened by 999 µs;
 //! 4. Delta string maxima that may be truncated are flagged and, where they
 //!    end in a tie-breaker character, cut back to the plain prefix;
@@ -136,12 +137,12 @@ pub(super) fn prepare(
     let nan_possible = target.is_floating() && sem.nan_outside_bounds;
     match target {
         DataType::Float64 => {
-            min = min.map(|m| float_bounds::<types::Float64Type>(&m, -0.0));
-            max = max.map(|m| float_bounds::<types::Float64Type>(&m, 0.0));
+            min = min.map(|m| float_bounds::<types::Float64Type>(&m));
+            max = max.map(|m| float_bounds::<types::Float64Type>(&m));
         }
         DataType::Float32 => {
-            min = min.map(|m| float_bounds::<types::Float32Type>(&m, -0.0));
-            max = max.map(|m| float_bounds::<types::Float32Type>(&m, 0.0));
+            min = min.map(|m| float_bounds::<types::Float32Type>(&m));
+            max = max.map(|m| float_bounds::<types::Float32Type>(&m));
         }
         DataType::Timestamp(TimeUnit::Microsecond, tz) if sem.timestamp_max_truncated_to_millis => {
             max = max.map(|m| {
@@ -216,15 +217,15 @@ fn impossible(
     (bad.true_count() > 0).then_some(bad)
 }
 
-/// NaN bounds become null (unknown) and either zero becomes `zero`.
-fn float_bounds<T: ArrowPrimitiveType>(a: &ArrayRef, zero: T::Native) -> ArrayRef {
+/// NaN bounds become null (unknown) and either zero becomes `0.0`.
+fn float_bounds<T: ArrowPrimitiveType>(a: &ArrayRef) -> ArrayRef {
     let out: PrimitiveArray<T> = a.as_primitive::<T>().unary_opt(|v| {
         // NaN is the only value unordered against itself; `==` treats
         // -0.0 and +0.0 as equal, so both zeros are caught.
         if v.partial_cmp(&v).is_none() {
             None
         } else if v == T::Native::default() {
-            Some(zero)
+            Some(T::Native::default())
         } else {
             Some(v)
         }

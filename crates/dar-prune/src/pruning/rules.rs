@@ -9,13 +9,15 @@
 //! | `c > L`, `>=`   | `max' > L` / `max' >= L`                          |
 //! | `c != L`        | `NOT (min = L AND max = L AND max exact)`         |
 //! | `c IN (..)`     | any `c = Li`; `NOT IN` is all `c != Li`           |
-//! | `c BETWEEN a,b` | `min <= b AND max' >= a`                          |
+//! | `c BETWEEN a,b` | `min <= b AND max' >= a` (never where `a > b`)    |
 //! | `c LIKE 'p%'`   | `max' >= p AND (min <= p OR min LIKE 'p%')`       |
 //! | `c IS NULL`     | `null_count > 0`                                  |
 //! | `c IS NOT NULL` | `null_count < row_count`                          |
 //!
-//! Where NaN may hide outside float bounds, the range tests that a NaN
-//! would pass (`<`, `>`, `!=`, ...) are unknown; equality tests stay usable.
+//! Floats compare as SQL does ([`crate::float_order`]: the zeros equal,
+//! NaN above every value). Where NaN may hide outside float bounds, the
+//! tests that a NaN would pass (`>`, `>=`, `!=`, `NOT IN`, ...) are
+//! unknown; `=`, `<`, `<=`, `IN` and `BETWEEN` stay usable.
 //! Every value leaf is also ANDed with "has a non-NULL value". `max'` is the
 //! widened maximum: for a possibly truncated string maximum `m` standing for
 //! "prefix + ∞", `m' >= L` holds where `L <= prefix OR L LIKE 'prefix%'`.
@@ -76,19 +78,17 @@ fn or_opt(a: Option<BooleanArray>, b: Option<BooleanArray>) -> R {
     })
 }
 
-/// Some value is `op L` given the lower bounds (`op` is `<` or `<=`).
-/// `nan_matches`: a NaN row would satisfy the test (a negative NaN sorts
-/// below every number in the total order the exact evaluator uses).
-fn lower(p: &Prepared, op: CmpOp, l: &Scalar, nan_matches: bool) -> R {
-    if nan_matches && p.nan_possible {
-        return Ok(None);
-    }
+/// Some value is `op L` given the lower bounds (`op` is `<` or `<=`). A NaN
+/// the bounds leave out never passes: SQL orders NaN above every value
+/// (`L` is not NaN here).
+fn lower(p: &Prepared, op: CmpOp, l: &Scalar) -> R {
     let Some(min) = &p.min else { return Ok(None) };
     Ok(Some(compare(op, min, &datum(l))?))
 }
 
 /// Some value is `op L` given the upper bounds (`op` is `>` or `>=`).
-/// `nan_matches`: a NaN row would satisfy the test.
+/// `nan_matches`: a NaN row would satisfy the test (NaN is above every
+/// value, so it does for `>` and `>=`).
 fn upper(p: &Prepared, op: CmpOp, l: &Scalar, nan_matches: bool) -> R {
     if nan_matches && p.nan_possible {
         return Ok(None);
@@ -107,10 +107,7 @@ fn upper(p: &Prepared, op: CmpOp, l: &Scalar, nan_matches: bool) -> R {
 }
 
 fn eq(p: &Prepared, l: &Scalar) -> R {
-    and_opt(
-        lower(p, CmpOp::LtEq, l, false)?,
-        upper(p, CmpOp::GtEq, l, false)?,
-    )
+    and_opt(lower(p, CmpOp::LtEq, l)?, upper(p, CmpOp::GtEq, l, false)?)
 }
 
 fn not_eq(p: &Prepared, l: &Scalar) -> R {
@@ -126,6 +123,12 @@ fn not_eq(p: &Prepared, l: &Scalar) -> R {
         single = and_kleene(&single, &not(flags)?)?;
     }
     Ok(Some(not(&single)?))
+}
+
+/// Whether `low > high` (two literals of the column's type).
+fn reversed(low: &Scalar, high: &Scalar) -> Result<bool, ArrowError> {
+    let gt = cmp::gt(&datum(low), &datum(high))?;
+    Ok(gt.len() == 1 && gt.is_valid(0) && gt.value(0))
 }
 
 fn with_values(p: &Prepared, r: Option<BooleanArray>) -> R {
@@ -182,7 +185,7 @@ pub(super) fn leaf(e: &Expr, p: &Prepared, n: usize) -> R {
             let r = match op {
                 CmpOp::Eq => eq(p, l)?,
                 CmpOp::NotEq => not_eq(p, l)?,
-                CmpOp::Lt | CmpOp::LtEq => lower(p, *op, l, true)?,
+                CmpOp::Lt | CmpOp::LtEq => lower(p, *op, l)?,
                 CmpOp::Gt | CmpOp::GtEq => upper(p, *op, l, true)?,
             };
             with_values(p, r)
@@ -242,14 +245,16 @@ pub(super) fn leaf(e: &Expr, p: &Prepared, n: usize) -> R {
             if is_nan(low) || is_nan(high) {
                 return Ok(None);
             }
+            if !*negated && reversed(low, high)? {
+                // `x BETWEEN 3 AND 2` holds for no value (binding writes
+                // `x = 2.5` on an integer column so).
+                return all(false);
+            }
             let r = if *negated {
-                or_opt(
-                    lower(p, CmpOp::Lt, low, true)?,
-                    upper(p, CmpOp::Gt, high, true)?,
-                )?
+                or_opt(lower(p, CmpOp::Lt, low)?, upper(p, CmpOp::Gt, high, true)?)?
             } else {
                 and_opt(
-                    lower(p, CmpOp::LtEq, high, false)?,
+                    lower(p, CmpOp::LtEq, high)?,
                     upper(p, CmpOp::GtEq, low, false)?,
                 )?
             };

@@ -147,7 +147,7 @@ fn timestamp_maxima_are_widened_by_a_millisecond() {
 }
 
 #[test]
-fn nan_and_zero() {
+fn nan_and_zero_in_sql_order() {
     let t = |sem: BoundsSemantics, min: f64, max: f64| {
         StatisticsTable::new(1).with_column(
             "f",
@@ -166,28 +166,45 @@ fn nan_and_zero() {
         "NaN may hide above the max"
     );
     assert_eq!(
-        keep("f < 0", &parquet),
+        keep("f != 1", &parquet),
         [true],
-        "negative NaN may hide below the min"
+        "NaN may hide, and is not 1"
     );
+    // NaN, of either sign, is above every number: never below the min.
+    assert_eq!(keep("f < 0", &parquet), [false]);
+    assert_eq!(keep("f <= 0.5 OR f BETWEEN 3 AND 4", &parquet), [false]);
     assert_eq!(keep("f = 3", &parquet), [false]);
     assert_eq!(keep("f = CAST('NaN' AS DOUBLE)", &exact), [true]);
     assert_eq!(
         keep("f > 1", &t(BoundsSemantics::exact(), 0.0, f64::NAN)),
         [true]
     );
-    // A +0.0 minimum may hide a -0.0, which sorts below it.
-    assert_eq!(
-        keep("f < 0", &t(BoundsSemantics::exact(), 0.0, 1.0)),
-        [true]
-    );
-    // A -0.0 maximum may hide a +0.0, which sorts above it.
-    assert_eq!(
-        keep("f >= 0", &t(BoundsSemantics::exact(), -1.0, -0.0)),
-        [true]
-    );
+    // The zeros are one value: writers store either for either bound.
+    for (min, max) in [(-0.0, -0.0), (-0.0, 0.0), (0.0, -0.0), (0.0, 0.0)] {
+        for sem in [BoundsSemantics::exact(), BoundsSemantics::parquet()] {
+            let zeros = t(sem, min, max);
+            for (text, want) in [
+                ("f = 0", true),
+                ("f = -0.0", true),
+                ("f IN (0.0, 7)", true),
+                ("f >= 0", true),
+                ("f <= -0.0", true),
+                ("f BETWEEN 0 AND 0", true),
+                ("f < 0", false),
+                // Only a NaN the bounds leave out could be above zero.
+                ("f > -0.0", sem.nan_outside_bounds),
+                ("f = 1", false),
+            ] {
+                assert_eq!(keep(text, &zeros), [want], "{text} over [{min}, {max}]");
+            }
+        }
+    }
     assert_eq!(
         keep("f > 0", &t(BoundsSemantics::exact(), -1.0, -0.0)),
+        [false]
+    );
+    assert_eq!(
+        keep("f != 0", &t(BoundsSemantics::exact(), -0.0, 0.0)),
         [false]
     );
 }

@@ -122,21 +122,25 @@ pub fn from_batches(
             );
             let mut present: Vec<Scalar> = values
                 .into_iter()
-                .filter(|v| !v.is_null() && !matches!(v, Scalar::Float64(x) if x.is_nan()))
+                .filter(|v| {
+                    !v.is_null()
+                        && !matches!(v, Scalar::Float64(x) if x.is_nan())
+                        && !matches!(v, Scalar::Float32(x) if x.is_nan())
+                })
                 .collect();
             present.sort_by(compare);
             mins.push(
                 present
                     .first()
                     .cloned()
-                    .map(|v| truncate(v, false))
+                    .map(|v| zero(truncate(v, false), -0.0))
                     .unwrap_or(Scalar::Null),
             );
             maxs.push(
                 present
                     .last()
                     .cloned()
-                    .map(|v| truncate(v, true))
+                    .map(|v| zero(truncate(v, true), 0.0))
                     .unwrap_or(Scalar::Null),
             );
         }
@@ -178,11 +182,24 @@ fn arrow_schema_type(schema: &Schema, path: &ColumnPath) -> DataType {
     t
 }
 
+/// A zero bound as the Parquet spec asks writers to store it: `-0.0` for a
+/// minimum, `0.0` for a maximum (the zeros are one value in SQL's order).
+fn zero(v: Scalar, zero: f64) -> Scalar {
+    // A `0.0` pattern matches either zero (float patterns compare with `==`).
+    match v {
+        Scalar::Float64(0.0) => Scalar::Float64(zero),
+        Scalar::Float32(0.0) => Scalar::Float32(zero as f32),
+        other => other,
+    }
+}
+
 fn compare(a: &Scalar, b: &Scalar) -> std::cmp::Ordering {
     use Scalar as S;
+    // NaN is left out before sorting; the zeros are equal, as in SQL.
     match (a, b) {
         (S::Int32(a), S::Int32(b)) => a.cmp(b),
-        (S::Float64(a), S::Float64(b)) => a.total_cmp(b),
+        (S::Float64(a), S::Float64(b)) => a.partial_cmp(b).unwrap(),
+        (S::Float32(a), S::Float32(b)) => a.partial_cmp(b).unwrap(),
         (S::Utf8(a), S::Utf8(b)) => a.as_bytes().cmp(b.as_bytes()),
         (S::Date32(a), S::Date32(b)) => a.cmp(b),
         (S::Timestamp(a), S::Timestamp(b)) => a.cmp(b),

@@ -1,12 +1,13 @@
 //! proptest strategies: batches with nulls, NaNs, signed zeros, long and
 //! non-ASCII strings, sub-millisecond timestamps and nested structs; and
-//! random predicates over them.
+//! random predicates over them, numbers compared with literals of every
+//! numeric type (`i > 2.5`, `dec < 1.005`, `g = 0.1`, `i = 1e30`).
 
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, RecordBatch,
-    StringArray, StructArray, TimestampMicrosecondArray,
+    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int32Array,
+    RecordBatch, StringArray, StructArray, TimestampMicrosecondArray,
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
@@ -14,7 +15,7 @@ use dar_prune::{CmpOp, Expr, Scalar, col, lit};
 use proptest::prelude::*;
 use proptest::sample::select;
 
-pub const COLUMNS: [&str; 8] = ["i", "f", "s", "d", "ts", "dec", "b", "st.x"];
+pub const COLUMNS: [&str; 9] = ["i", "f", "s", "d", "ts", "dec", "b", "st.x", "g"];
 
 fn st_fields() -> Fields {
     vec![Field::new("x", DataType::Int32, true)].into()
@@ -34,6 +35,7 @@ pub fn schema() -> SchemaRef {
         Field::new("dec", DataType::Decimal128(10, 2), true),
         Field::new("b", DataType::Boolean, true),
         Field::new("st", DataType::Struct(st_fields()), true),
+        Field::new("g", DataType::Float32, true),
     ]))
 }
 
@@ -44,6 +46,14 @@ fn float() -> BoxedStrategy<f64> {
     prop_oneof![
         6 => (-40i32..40).prop_map(|v| f64::from(v) / 2.0),
         1 => select(vec![f64::NAN, -f64::NAN, 0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY]),
+    ]
+    .boxed()
+}
+fn float32() -> BoxedStrategy<f32> {
+    prop_oneof![
+        6 => (-40i32..40).prop_map(|v| v as f32 / 4.0),
+        1 => select(vec![0.1f32, 0.3, -0.1, 16_777_216.0, 16_777_218.0]),
+        1 => select(vec![f32::NAN, -f32::NAN, 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY]),
     ]
     .boxed()
 }
@@ -115,8 +125,9 @@ pub fn batch(max_rows: usize) -> impl Strategy<Value = RecordBatch> {
                 column(rows, int(), Some(Ord::cmp)),
                 prop::collection::vec(prop::bool::weighted(0.9), rows),
             ),
+            column(rows, float32(), Some(f32::total_cmp)),
         )
-            .prop_map(|(i, f, s, d, ts, dec, b, (x, st_valid))| {
+            .prop_map(|(i, f, s, d, ts, dec, b, (x, st_valid), g)| {
                 let st = StructArray::new(
                     st_fields(),
                     vec![Arc::new(Int32Array::from(x)) as ArrayRef],
@@ -135,27 +146,71 @@ pub fn batch(max_rows: usize) -> impl Strategy<Value = RecordBatch> {
                     ),
                     Arc::new(BooleanArray::from(b)),
                     Arc::new(st),
+                    Arc::new(Float32Array::from(g)),
                 ];
                 RecordBatch::try_new(schema(), columns).unwrap()
             })
     })
 }
 
-/// Literals of the column's value domain (plus the odd NULL).
+fn decimal_literal(scale: i8) -> impl Fn(i128) -> Scalar {
+    move |value| Scalar::Decimal128 {
+        value,
+        precision: 10,
+        scale,
+    }
+}
+
+/// Numbers past every column's range, and NaN (above every number).
+fn extreme() -> BoxedStrategy<Scalar> {
+    select(vec![
+        Scalar::Float64(1e30),
+        Scalar::Float64(-1e30),
+        Scalar::Float64(f64::NAN),
+        Scalar::Float64(f64::INFINITY),
+        Scalar::Float64(f64::NEG_INFINITY),
+        Scalar::Int64(3_000_000_000),
+        Scalar::Int64(-3_000_000_000),
+    ])
+    .boxed()
+}
+
+/// Literals of the column's value domain, some of them of another numeric
+/// type than the column's (plus the odd NULL).
 fn literal(column: &str) -> BoxedStrategy<Scalar> {
     let value: BoxedStrategy<Scalar> = match column {
-        "i" | "st.x" => int().prop_map(|v| Scalar::Int64(i64::from(v))).boxed(),
-        "f" => float().prop_map(Scalar::Float64).boxed(),
+        "i" | "st.x" => prop_oneof![
+            12 => int().prop_map(|v| Scalar::Int64(i64::from(v))),
+            4 => (-250i128..250).prop_map(decimal_literal(1)),
+            3 => (-90i32..90).prop_map(|v| Scalar::Float64(f64::from(v) / 4.0)),
+            1 => extreme(),
+        ]
+        .boxed(),
+        "f" => prop_oneof![
+            12 => float().prop_map(Scalar::Float64),
+            2 => int().prop_map(|v| Scalar::Int64(i64::from(v))),
+            2 => (-250i128..250).prop_map(decimal_literal(1)),
+        ]
+        .boxed(),
+        "g" => prop_oneof![
+            4 => (-40i32..40).prop_map(|v| Scalar::Float64(f64::from(v) / 4.0)),
+            3 => float32().prop_map(Scalar::Float32),
+            2 => select(vec![0.1f64, 0.3, -0.1, 16_777_217.0]).prop_map(Scalar::Float64),
+            2 => select(vec![1i128, 3, -1]).prop_map(decimal_literal(1)),
+            1 => float().prop_map(Scalar::Float64),
+        ]
+        .boxed(),
         "s" => string().prop_map(Scalar::Utf8).boxed(),
         "d" => date().prop_map(Scalar::Date32).boxed(),
         "ts" => micros().prop_map(Scalar::Timestamp).boxed(),
-        "dec" => decimal()
-            .prop_map(|value| Scalar::Decimal128 {
-                value,
-                precision: 10,
-                scale: 2,
-            })
-            .boxed(),
+        "dec" => prop_oneof![
+            12 => decimal().prop_map(decimal_literal(2)),
+            3 => (-20_000i128..20_000).prop_map(decimal_literal(3)),
+            2 => int().prop_map(|v| Scalar::Int64(i64::from(v))),
+            2 => (-90i32..90).prop_map(|v| Scalar::Float64(f64::from(v) / 4.0)),
+            1 => prop_oneof![extreme(), Just(Scalar::Int64(1_000_000_000))],
+        ]
+        .boxed(),
         _ => any::<bool>().prop_map(Scalar::Boolean).boxed(),
     };
     prop_oneof![20 => value, 1 => Just(Scalar::Null)].boxed()
