@@ -74,7 +74,7 @@ async fn write_file(
         .to_file_path()
         .ok()
         .filter(|_| table.store().url().scheme() == "file");
-    let mut file = OutputFile::create(path, root.as_deref())?;
+    let mut file = OutputFile::create(path, root.as_slice())?;
     let written = {
         let copy = copy_rows(
             plan,

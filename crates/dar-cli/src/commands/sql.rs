@@ -3,8 +3,8 @@
 //! only reads: DDL, DML, `COPY` and statements such as `SET` are refused
 //! (`dar_datafusion::sql` with default `QueryOptions`).
 
-use std::fs::File;
 use std::io::BufWriter;
+use std::path::PathBuf;
 
 use dar_datafusion::{DeltaScanOptions, DeltaTableProvider, QueryOptions, register_dar_with};
 use dar_scan::{Table, TableOptions};
@@ -17,7 +17,7 @@ use super::Streams;
 use super::scan::check_output;
 use crate::cli::SqlArgs;
 use crate::error::{CliError, one_line};
-use crate::output::batch_sink;
+use crate::output::{OutputFile, batch_sink};
 use crate::table::parse_storage_options;
 
 /// Runs `dar sql`. A query that failed on `--workers` names the workers
@@ -56,6 +56,9 @@ async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError
     let options = DeltaScanOptions::new().with_resolve_at_plan(args.explain);
     let ctx = session(args)?;
     register_dar_with(&ctx, storage.clone(), options);
+    // The local folders of the registered tables: `--output` never writes
+    // inside one.
+    let mut table_roots: Vec<PathBuf> = Vec::new();
     for (i, entry) in args.tables.iter().enumerate() {
         let (name, uri) = match entry.split_once('=') {
             Some((n, u)) if !n.trim().is_empty() && !u.is_empty() => (n.trim(), u),
@@ -72,6 +75,12 @@ async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError
             TableOptions::new().with_storage_options(storage.clone()),
         )
         .await?;
+        let url = table.store().url();
+        if url.scheme() == "file"
+            && let Ok(root) = url.to_file_path()
+        {
+            table_roots.push(root);
+        }
         let provider = DeltaTableProvider::with_options(table, options);
         ctx.register_table(name, std::sync::Arc::new(provider))
             .map_err(sql_error)?;
@@ -92,23 +101,21 @@ async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError
     let schema = stream.schema();
     match &args.output {
         Some(path) => {
-            let file = File::create(path).map_err(|source| CliError::CreateOutput {
-                path: path.clone(),
-                source,
-            })?;
-            let mut sink = batch_sink(args.format, &schema, Box::new(BufWriter::new(file)))?;
-            let r = async {
+            // Rows go to a temporary file renamed over `path` only once the
+            // query has succeeded: a failed query (a worker lost, a bad
+            // row) leaves what was at `path` untouched.
+            let mut file = OutputFile::create(path, &table_roots)?;
+            let written = async {
+                let writer = Box::new(BufWriter::new(file.writer()));
+                let mut sink = batch_sink(args.format, &schema, writer)?;
                 while let Some(batch) = stream.next().await {
                     sink.write(&batch.map_err(sql_error)?)?;
                 }
                 sink.finish()
             }
             .await;
-            if r.is_err() {
-                // Never leave a truncated file that looks like a result.
-                let _ = std::fs::remove_file(path);
-            }
-            r
+            written.map_err(|e| e.in_file(path))?;
+            file.commit()
         }
         #[cfg(feature = "distributed")]
         None if !args.workers.is_empty() => {

@@ -38,17 +38,18 @@ enum Kind {
 }
 
 impl OutputFile {
-    /// Prepares `path` for writing; `table_root` is the local folder of the
-    /// table being read, if it is local.
-    pub fn create(path: &Path, table_root: Option<&Path>) -> Result<Self, CliError> {
+    /// Prepares `path` for writing; `table_roots` are the local folders of
+    /// the tables being read (a path inside one is refused).
+    pub fn create(path: &Path, table_roots: &[PathBuf]) -> Result<Self, CliError> {
         let failed = |source: io::Error| CliError::CreateOutput {
             path: path.to_path_buf(),
             source,
         };
         let target = resolve(path).map_err(failed)?;
-        if let Some(root) = table_root
-            && let Ok(root) = std::fs::canonicalize(root)
-            && target.starts_with(&root)
+        if let Some(root) = table_roots
+            .iter()
+            .filter_map(|r| std::fs::canonicalize(r).ok())
+            .find(|root| target.starts_with(root))
         {
             return Err(CliError::InvalidArgument {
                 argument: "--output",
@@ -165,7 +166,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.csv");
         std::fs::write(&path, "old").unwrap();
-        let mut out = OutputFile::create(&path, None).unwrap();
+        let mut out = OutputFile::create(&path, &[]).unwrap();
         out.writer().write_all(b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
         drop(out);
@@ -176,7 +177,7 @@ mod tests {
             "temp removed"
         );
 
-        let mut out = OutputFile::create(&path, None).unwrap();
+        let mut out = OutputFile::create(&path, &[]).unwrap();
         out.writer().write_all(b"new").unwrap();
         out.commit().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
@@ -191,9 +192,9 @@ mod tests {
         let link = dir.path().join("link.csv");
         std::fs::write(&target, "old").unwrap();
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        drop(OutputFile::create(&link, None).unwrap());
+        drop(OutputFile::create(&link, &[]).unwrap());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
-        let mut out = OutputFile::create(&link, None).unwrap();
+        let mut out = OutputFile::create(&link, &[]).unwrap();
         out.writer().write_all(b"new").unwrap();
         out.commit().unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
@@ -205,9 +206,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("part-0.parquet");
         std::fs::write(&data, "PAR1").unwrap();
-        let err = OutputFile::create(&data, Some(dir.path())).unwrap_err();
+        let err = OutputFile::create(&data, &[dir.path().to_path_buf()]).unwrap_err();
         assert!(err.to_string().contains("inside the table"), "{err}");
-        let err = OutputFile::create(&dir.path().join("new.csv"), Some(dir.path())).unwrap_err();
+        let err = OutputFile::create(&dir.path().join("new.csv"), &[dir.path().to_path_buf()])
+            .unwrap_err();
         assert!(err.to_string().contains("inside the table"), "{err}");
         assert_eq!(std::fs::read(&data).unwrap(), b"PAR1");
     }
@@ -215,11 +217,11 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_device_is_written_in_place_and_never_removed() {
-        let mut out = OutputFile::create(Path::new("/dev/null"), None).unwrap();
+        let mut out = OutputFile::create(Path::new("/dev/null"), &[]).unwrap();
         out.writer().write_all(b"x").unwrap();
         drop(out);
         assert!(Path::new("/dev/null").exists());
-        let out = OutputFile::create(Path::new("/dev/null"), None).unwrap();
+        let out = OutputFile::create(Path::new("/dev/null"), &[]).unwrap();
         out.commit().unwrap();
         assert!(Path::new("/dev/null").exists());
     }

@@ -301,3 +301,67 @@ fn long_chains_run_and_deep_nesting_is_one_line() {
     let err = fails(&[&nots, "--table", &t]);
     assert!(err.contains("query failed: SQL error"), "{err}");
 }
+
+/// `--output` of a query that fails while running leaves the file that was
+/// there as it was (rows go to a temporary file renamed at the end), and a
+/// path inside a registered table is refused.
+#[test]
+fn output_file_changes_only_on_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.csv");
+    std::fs::write(&file, "old\n").unwrap();
+    let out = dar()
+        .args([
+            "sql",
+            "SELECT CAST(CAST(trip_id AS VARCHAR) || 'x' AS INT) AS n FROM trips",
+            "--table",
+            &trips(),
+            "--format",
+            "csv",
+            "--output",
+            &arg(&file),
+        ])
+        .assert()
+        .failure();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("cast") || err.contains("Cast"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "old\n");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+
+    sql(&[
+        "SELECT count(*) AS n FROM trips",
+        "--table",
+        &trips(),
+        "--format",
+        "csv",
+        "--output",
+        &arg(&file),
+    ]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "n\n300\n");
+
+    let table = crate::sample_copy();
+    let inside = table
+        .path()
+        .join("_delta_log")
+        .join("00000000000000000099.json");
+    let out = dar()
+        .args([
+            "sql",
+            "SELECT 1",
+            "--table",
+            &format!("t={}", arg(table.path())),
+            "--format",
+            "json",
+            "--output",
+            &arg(&inside),
+        ])
+        .assert()
+        .code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("inside the table being read"), "{err}");
+    assert!(!inside.exists());
+}

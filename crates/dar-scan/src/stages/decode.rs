@@ -1,5 +1,5 @@
-//! Stage 7: decoding with parquet's async reader, shaped by the file's
-//! [`BatchPlan`].
+//! Stage 7: decoding with parquet's async reader (or, for files of very
+//! many columns, [`super::wide`]), shaped by the file's [`BatchPlan`].
 //!
 //! ```text
 //! ParquetRecordBatchStream (projection: the plan's file roots; row
@@ -22,6 +22,7 @@ use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::{ArrowPredicateFn, RowFilter};
 
 use super::footer::FooterRead;
+use super::wide::{self, WideRead};
 use crate::error::{Result, ScanError};
 use crate::metrics::{ScanMetrics, Stage};
 use crate::schema::batch_plan::BatchPlan;
@@ -85,27 +86,42 @@ pub(crate) fn stream(
     let mask = plan.mask(parquet_schema);
     let filter = filter.map(|f| (f.mask(parquet_schema), f));
     let location = footer.location;
-    let mut builder =
-        ParquetRecordBatchStreamBuilder::new_with_metadata(footer.reader, footer.metadata)
-            .with_batch_size(state.spec.batch_size)
-            .with_projection(mask)
-            .with_row_groups(access.row_groups.clone());
-    if let Some(selection) = access.row_selection() {
-        builder = builder.with_row_selection(selection);
-    }
-    if !plan.has_residual()
-        && let Some(limit) = state.spec.limit
-    {
-        builder = builder.with_limit(limit);
-    }
-    if let Some((mask, filter)) = filter {
-        let predicate =
-            ArrowPredicateFn::new(mask, move |batch: RecordBatch| filter.evaluate(&batch));
-        builder = builder.with_row_filter(RowFilter::new(vec![Box::new(predicate)]));
-    }
-    let parquet_stream = builder
-        .build()
-        .map_err(|e| ScanError::parquet(&location, e))?;
+    let limit = state.spec.limit.filter(|_| !plan.has_residual());
+    let leaves = wide::leaves(&footer.metadata, &mask, filter.as_ref().map(|(m, _)| m));
+    let parquet_stream = if leaves.len() >= wide::WIDE_CHUNKS {
+        wide::stream(WideRead {
+            reader: footer.reader,
+            metadata: footer.metadata,
+            leaves,
+            mask,
+            filter: filter.map(|(mask, f)| (mask, Arc::new(f))),
+            row_groups: access.row_groups.clone(),
+            selection: access.row_selection(),
+            limit,
+            batch_size: state.spec.batch_size,
+        })
+    } else {
+        let mut builder =
+            ParquetRecordBatchStreamBuilder::new_with_metadata(footer.reader, footer.metadata)
+                .with_batch_size(state.spec.batch_size)
+                .with_projection(mask)
+                .with_row_groups(access.row_groups.clone());
+        if let Some(selection) = access.row_selection() {
+            builder = builder.with_row_selection(selection);
+        }
+        if let Some(limit) = limit {
+            builder = builder.with_limit(limit);
+        }
+        if let Some((mask, filter)) = filter {
+            let predicate =
+                ArrowPredicateFn::new(mask, move |batch: RecordBatch| filter.evaluate(&batch));
+            builder = builder.with_row_filter(RowFilter::new(vec![Box::new(predicate)]));
+        }
+        builder
+            .build()
+            .map_err(|e| ScanError::parquet(&location, e))?
+            .boxed()
+    };
     let timed = Timed {
         inner: parquet_stream,
         metrics: metrics.clone(),

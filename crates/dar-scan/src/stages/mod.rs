@@ -23,6 +23,9 @@
 //!  FileAccess (plain data; a resolved task carries it and skips to here)
 //!     │ decode::stream               BatchPlan decided once per file:
 //!     ▼                              per batch only indexing and casts
+//!     │                              (wide::stream past 2048 chunks per
+//!     │                              row group: parquet's async reader is
+//!     │                              quadratic in chunks)
 //!  Stream<RecordBatch>
 //! ```
 //!
@@ -38,6 +41,7 @@ pub(crate) mod open;
 pub(crate) mod pages;
 pub(crate) mod row_groups;
 pub(crate) mod selection;
+pub(crate) mod wide;
 
 use std::sync::Arc;
 

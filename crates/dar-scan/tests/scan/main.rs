@@ -19,3 +19,4 @@ mod io_shape;
 mod kernel;
 mod props;
 mod remote;
+mod wide;
