@@ -317,131 +317,40 @@ fn scan_ids_of(table: &Path, filter: &str) -> usize {
 }
 
 /// Every partition type with the ends of its range, read and filtered by
-/// `dar scan` (and `dar sql`): one file per row of partition values.
+/// `dar scan` (and `dar sql`): `dar_testkit::write_partition_extremes`, one
+/// file per row of partition values.
 #[test]
 fn every_partition_type_scans_and_filters() {
-    const MAX_DEC: &str = "999999999999999999999999999999999999.99";
-    let columns = [
-        ("b", "boolean"),
-        ("i8", "byte"),
-        ("i16", "short"),
-        ("i32", "integer"),
-        ("i64", "long"),
-        ("f32", "float"),
-        ("f64", "double"),
-        ("dec", "decimal(38,2)"),
-        ("s", "string"),
-        ("bin", "binary"),
-        ("d", "date"),
-        ("ts", "timestamp"),
-        ("ntz", "timestamp_ntz"),
-    ];
+    const MAX_DEC: &str = dar_testkit::MAX_DECIMAL_38_2;
     let min_dec = format!("-{MAX_DEC}");
-    let rows: [[Option<&str>; 13]; 4] = [
-        [
-            Some("false"),
-            Some("-128"),
-            Some("-32768"),
-            Some("-2147483648"),
-            Some("-9223372036854775808"),
-            Some("-Infinity"),
-            Some("-1.7976931348623157E308"),
-            Some(&min_dec),
-            Some("a"),
-            Some("\u{0}"),
-            Some("0001-01-01"),
-            Some("0001-01-01T00:00:00.000000Z"),
-            Some("0001-01-01 00:00:00"),
-        ],
-        [
-            Some("true"),
-            Some("127"),
-            Some("32767"),
-            Some("2147483647"),
-            Some("9223372036854775807"),
-            Some("NaN"),
-            Some("1.7976931348623157E308"),
-            Some(MAX_DEC),
-            Some("ünï €😀"),
-            Some("\u{7f}"),
-            Some("9999-12-31"),
-            Some("9999-12-31T23:59:59.999999Z"),
-            Some("9999-12-31 23:59:59.999999"),
-        ],
-        [
-            Some("true"),
-            Some("0"),
-            Some("0"),
-            Some("0"),
-            Some("0"),
-            Some("-0.0"),
-            Some("-0.0"),
-            Some("0.00"),
-            Some("plain"),
-            Some("ab"),
-            Some("1970-01-01"),
-            Some("1970-01-01T00:00:00.000000Z"),
-            Some("1970-01-01 00:00:00"),
-        ],
-        [None; 13],
-    ];
     let dir = tempfile::tempdir().unwrap();
-    let mut t = HandTable::new(dir.path()).unwrap();
-    let mut fields = vec![HandTable::field("id", json!("long"), json!({}))];
-    fields.extend(
-        columns
-            .iter()
-            .map(|(n, ty)| HandTable::field(n, json!(ty), json!({}))),
-    );
-    let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
-    let mut actions = vec![
-        HandTable::protocol_with(&["timestampNtz"]),
-        HandTable::metadata(Value::Array(fields), &names, json!({})),
-    ];
-    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
-    for (i, row) in rows.iter().enumerate() {
-        let id = i as i64 + 1;
-        let batch =
-            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![id]))])
-                .unwrap();
-        let path = format!("part-{id}.parquet");
-        let size = t.write_parquet(&path, &batch).unwrap();
-        let values: serde_json::Map<String, Value> = names
-            .iter()
-            .zip(row)
-            .map(|(n, v)| (n.to_string(), v.map_or(Value::Null, |v| json!(v))))
-            .collect();
-        let stats = json!({"numRecords": 1});
-        actions.push(HandTable::add(
-            &path,
-            size,
-            Value::Object(values),
-            Some(stats),
-        ));
-    }
-    t.commit(&actions).unwrap();
+    dar_testkit::write_partition_extremes(dir.path()).unwrap();
 
     let out = dar()
         .args(["scan", &arg(dir.path()), "--format", "csv"])
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert_eq!(text.lines().count(), 5, "{text}");
-    assert!(text.contains(&format!("1,false,-128,-32768,-2147483648,-9223372036854775808,-inf,-1.7976931348623157e308,{min_dec},a,00,0001-01-01,0001-01-01T00:00:00Z,0001-01-01T00:00:00")), "{text}");
-    assert!(text.contains(&format!("2,true,127,32767,2147483647,9223372036854775807,NaN,1.7976931348623157e308,{MAX_DEC},ünï €😀,7f,9999-12-31,9999-12-31T23:59:59.999999Z,9999-12-31T23:59:59.999999")), "{text}");
+    assert_eq!(text.lines().count(), 7, "{text}");
+    assert!(text.contains(&format!("1,false,-128,-32768,-2147483648,-9223372036854775808,-3.4028235e38,-1.7976931348623157e308,{min_dec},a,00,0001-01-01,0001-01-01T00:00:00Z,0001-01-01T00:00:00")), "{text}");
+    assert!(text.contains(&format!("2,true,127,32767,2147483647,9223372036854775807,3.4028235e38,1.7976931348623157e308,{MAX_DEC},ünï €😀,7f,9999-12-31,9999-12-31T23:59:59.999999Z,9999-12-31T23:59:59.999999")), "{text}");
     let max_dec = format!("dec = {MAX_DEC}");
     let min_dec_filter = format!("dec < -{}", &MAX_DEC[..MAX_DEC.len() - 1]);
     for (filter, ids) in [
-        ("b = false", &[1][..]),
-        ("NOT b", &[1]),
+        ("b = false", &[1, 4, 5][..]),
+        ("NOT b", &[1, 4, 5]),
         ("i8 = -128 OR i16 = 32767", &[1, 2]),
         ("i32 = 2147483647", &[2]),
         ("i64 = -9223372036854775808", &[1]),
         ("i64 > 9223372036854775807", &[]),
-        ("f32 = CAST('NaN' AS FLOAT)", &[2]),
-        ("f32 = 0 AND f64 = 0", &[3]),
-        ("f32 < CAST('-3.4e38' AS FLOAT)", &[1]),
-        ("f64 > 1e308", &[2]),
+        ("f32 = CAST('NaN' AS FLOAT)", &[3]),
+        (
+            "f32 = CAST('-Infinity' AS FLOAT) AND f64 = CAST('Infinity' AS DOUBLE)",
+            &[4],
+        ),
+        ("f32 = 0 AND f64 = 0", &[5]),
+        ("f32 < CAST('-3.4e38' AS FLOAT)", &[1, 4]),
+        ("f64 > 1e308", &[2, 3, 4]),
         (&max_dec, &[2]),
         (&min_dec_filter, &[1]),
         ("s = 'ünï €😀'", &[2]),
@@ -451,7 +360,11 @@ fn every_partition_type_scans_and_filters() {
         ("ts > TIMESTAMP '9999-12-31T23:59:59.999998Z'", &[2]),
         ("ntz < TIMESTAMP_NTZ '1000-01-01 00:00:00'", &[1]),
         ("ntz = TIMESTAMP_NTZ '9999-12-31 23:59:59.999999'", &[2]),
-        ("b IS NULL AND ts IS NULL AND dec IS NULL", &[4]),
+        ("b IS NULL AND ts IS NULL AND dec IS NULL", &[6]),
+        (
+            "ts < TIMESTAMP '1970-01-01T00:00:00Z' AND ts > TIMESTAMP '1969-12-31T23:59:59.999998Z'",
+            &[5],
+        ),
     ] {
         assert_eq!(
             scan_ids(dir.path(), filter),
@@ -478,10 +391,10 @@ fn every_partition_type_scans_and_filters() {
         b.sort();
         assert_eq!(a, b, "dar sql and dar scan read the same rows");
         for (filter, ids) in [
-            ("NOT b", &[1][..]),
+            ("NOT b", &[1, 4, 5][..]),
             ("ts = TIMESTAMP '0001-01-01T00:00:00Z'", &[1]),
             ("ntz > TIMESTAMP '9999-12-31 00:00:00'", &[2]),
-            ("f32 = 0 AND f64 = 0", &[3]),
+            ("f32 = 0 AND f64 = 0", &[5]),
             ("i64 = -9223372036854775808", &[1]),
         ] {
             assert_eq!(sql_ids(dir.path(), filter), ids, "dar sql WHERE {filter}");

@@ -4,168 +4,9 @@
 //! infinities, `-0.0`, empty and non-ASCII strings, year 1 and 9999
 //! instants, NULL), each file holding one `id`.
 
-use std::path::Path;
-use std::sync::Arc;
-
-use arrow_array::{Int64Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
-use dar_testkit::HandTable;
-use serde_json::{Value, json};
+use dar_testkit::{PARTITION_EXTREMES_COLUMNS as COLUMNS, write_partition_extremes};
 
 use crate::agree::{contexts, lines, same_rows};
-
-/// (column, Delta type) of the partition columns.
-const COLUMNS: [(&str, &str); 13] = [
-    ("b", "boolean"),
-    ("i8", "byte"),
-    ("i16", "short"),
-    ("i32", "integer"),
-    ("i64", "long"),
-    ("f32", "float"),
-    ("f64", "double"),
-    ("dec", "decimal(38,2)"),
-    ("s", "string"),
-    ("bin", "binary"),
-    ("d", "date"),
-    ("ts", "timestamp"),
-    ("ntz", "timestamp_ntz"),
-];
-
-const MAX_DEC: &str = "999999999999999999999999999999999999.99";
-
-/// Partition values of each file (id = index + 1), in `COLUMNS` order.
-fn files() -> Vec<[Value; 13]> {
-    vec![
-        [
-            json!("false"),
-            json!("-128"),
-            json!("-32768"),
-            json!("-2147483648"),
-            json!("-9223372036854775808"),
-            json!("-3.4028235E38"),
-            json!("-1.7976931348623157E308"),
-            json!(format!("-{MAX_DEC}")),
-            json!("a"),
-            json!("\u{0}"),
-            json!("0001-01-01"),
-            json!("0001-01-01T00:00:00.000000Z"),
-            json!("0001-01-01 00:00:00"),
-        ],
-        [
-            json!("true"),
-            json!("127"),
-            json!("32767"),
-            json!("2147483647"),
-            json!("9223372036854775807"),
-            json!("3.4028235E38"),
-            json!("1.7976931348623157E308"),
-            json!(MAX_DEC),
-            json!("ünï €😀"),
-            json!("\u{7f}"),
-            json!("9999-12-31"),
-            json!("9999-12-31T23:59:59.999999Z"),
-            json!("9999-12-31 23:59:59.999999"),
-        ],
-        [
-            json!("true"),
-            json!("0"),
-            json!("0"),
-            json!("0"),
-            json!("0"),
-            json!("NaN"),
-            json!("NaN"),
-            json!("0.00"),
-            json!("plain"),
-            json!("ab"),
-            json!("1970-01-01"),
-            json!("1970-01-01T00:00:00.000000Z"),
-            json!("1970-01-01 00:00:00"),
-        ],
-        [
-            json!("false"),
-            json!("1"),
-            json!("1"),
-            json!("1"),
-            json!("1"),
-            json!("-Infinity"),
-            json!("Infinity"),
-            json!("1.50"),
-            json!("plain"),
-            json!("ab"),
-            json!("2024-02-29"),
-            json!("2024-02-29T12:30:00.000001Z"),
-            json!("2024-02-29 12:30:00.000001"),
-        ],
-        [
-            json!("false"),
-            json!("-1"),
-            json!("-1"),
-            json!("-1"),
-            json!("-1"),
-            json!("-0.0"),
-            json!("-0.0"),
-            json!("-1.50"),
-            json!("z"),
-            json!("z"),
-            json!("1969-12-31"),
-            json!("1969-12-31T23:59:59.999999Z"),
-            json!("1969-12-31 23:59:59.999999"),
-        ],
-        [
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            Value::Null,
-        ],
-    ]
-}
-
-/// Writes the table at `dir`.
-pub fn write(dir: &Path) {
-    let mut t = HandTable::new(dir).unwrap();
-    let mut fields = vec![HandTable::field("id", json!("long"), json!({}))];
-    fields.extend(
-        COLUMNS
-            .iter()
-            .map(|(name, ty)| HandTable::field(name, json!(ty), json!({}))),
-    );
-    let names: Vec<&str> = COLUMNS.iter().map(|(n, _)| *n).collect();
-    let mut actions = vec![
-        HandTable::protocol_with(&["timestampNtz"]),
-        HandTable::metadata(Value::Array(fields), &names, json!({})),
-    ];
-    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
-    for (i, values) in files().into_iter().enumerate() {
-        let id = i as i64 + 1;
-        let path = format!("part-{id}.parquet");
-        let batch =
-            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![id]))])
-                .unwrap();
-        let size = t.write_parquet(&path, &batch).unwrap();
-        let partition_values: serde_json::Map<String, Value> = names
-            .iter()
-            .zip(values)
-            .map(|(n, v)| (n.to_string(), v))
-            .collect();
-        let stats = json!({"numRecords": 1, "minValues": {"id": id}, "maxValues": {"id": id}, "nullCount": {"id": 0}});
-        actions.push(HandTable::add(
-            &path,
-            size,
-            Value::Object(partition_values),
-            Some(stats),
-        ));
-    }
-    t.commit(&actions).unwrap();
-}
 
 /// SQL literals of each column's values (and one value no file has).
 fn literals(column: &str) -> Vec<String> {
@@ -240,7 +81,7 @@ fn literals(column: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_partition_type_reads_and_filters() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path());
+    write_partition_extremes(dir.path()).unwrap();
     let ctx = contexts(dir.path().to_str().unwrap(), "t").await;
     assert_eq!(
         lines(&ctx, "SELECT * FROM t").await.unwrap(),
@@ -306,7 +147,7 @@ async fn every_partition_type_reads_and_filters() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aggregates_of_every_partition_type() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path());
+    write_partition_extremes(dir.path()).unwrap();
     let ctx = contexts(dir.path().to_str().unwrap(), "t").await;
     for (c, _) in COLUMNS {
         let q = |t: &str| format!("SELECT min({c}), max({c}), count({c}) FROM {t}");
