@@ -148,7 +148,11 @@ pub async fn find_segment(
             match LogSegment::build(dir.clone(), &files, target) {
                 Ok(seg) if seg.checkpoint.is_some() => return Ok(seg),
                 // The hinted checkpoint is incomplete: look further back.
-                Ok(_) | Err(LogError::TruncatedHistory { .. }) => {}
+                // A version that is not there is reported from the full
+                // listing, so its message names the same earliest version
+                // however the two listings raced.
+                Ok(_)
+                | Err(LogError::TruncatedHistory { .. } | LogError::VersionNotFound { .. }) => {}
                 Err(e) => return Err(e),
             }
         }

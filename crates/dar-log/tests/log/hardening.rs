@@ -256,3 +256,117 @@ async fn add_and_remove_of_one_key_in_one_commit_keep_the_file() {
         );
     }
 }
+
+/// A store whose listing of the whole log answers late, so that the
+/// listing from the `_last_checkpoint` hint wins the race.
+#[derive(Debug)]
+struct SlowFullListing<T> {
+    inner: T,
+}
+
+impl<T: std::fmt::Display> std::fmt::Display for SlowFullListing<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SlowFullListing({})", self.inner)
+    }
+}
+
+#[async_trait::async_trait]
+impl<T: object_store::ObjectStore> object_store::ObjectStore for SlowFullListing<T> {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: object_store::PutPayload,
+        opts: object_store::PutOptions,
+    ) -> object_store::Result<object_store::PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: object_store::PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: object_store::GetOptions,
+    ) -> object_store::Result<object_store::GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: futures::stream::BoxStream<'static, object_store::Result<Path>>,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<Path>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(
+        &self,
+        prefix: Option<&Path>,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>> {
+        use futures::StreamExt;
+        let listing = self.inner.list(prefix);
+        futures::stream::once(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            listing
+        })
+        .flatten()
+        .boxed()
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>> {
+        self.inner.list_with_offset(prefix, offset)
+    }
+
+    async fn list_with_delimiter(
+        &self,
+        prefix: Option<&Path>,
+    ) -> object_store::Result<object_store::ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: object_store::CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+/// A version past the end names the table's whole range of versions,
+/// whichever listing answered first (it said `1..=1` when the listing from
+/// the hint at version 1 won, `0..=1` otherwise).
+#[tokio::test]
+async fn a_missing_version_names_the_whole_range_however_listings_race() {
+    let Some(dir) = dar_testdata::table("kernel/app-txn-checkpoint") else {
+        return;
+    };
+    let inner = object_store::local::LocalFileSystem::new_with_prefix(&dir).unwrap();
+    let store = std::sync::Arc::new(SlowFullListing { inner });
+    let err = dar_log::Snapshot::builder(store, Path::from(""))
+        .with_version(99)
+        .build()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LogError::VersionNotFound {
+                requested: 99,
+                earliest: 0,
+                latest: 1
+            }
+        ),
+        "{err}"
+    );
+}
