@@ -102,7 +102,16 @@ class Table:
         """The partition columns, in order."""
     @property
     def protocol(self) -> dict[str, Any]:
-        """`min_reader_version`, `min_writer_version`, `reader_features`, `writer_features`."""
+        """The protocol and what dar reads of it, as `dar info --json` says.
+
+        `min_reader_version`, `min_writer_version`, `reader_features`,
+        `writer_features` (lists, or None below reader 3 / writer 7);
+        `features`: one dict per feature, listed or implied by the legacy
+        versions (`name`, `kind`: `reader-writer`/`writer`/`unknown`,
+        `source`, `required_by_readers`, `dar`: `reads`/`not needed`/
+        `refused`, `meaning`: what it means for a reader); `dar_reads`,
+        `refused` (the features that stop dar) and `verdict` (one line).
+        """
     @property
     def metadata(self) -> dict[str, Any]:
         """`id`, `name`, `description`, `format_provider`, `format_options`, `schema_string`, `partition_columns`, `created_time` (ms), `configuration`."""
@@ -154,3 +163,21 @@ class Scan:
         """The number of rows the scan returns (from the log's statistics where they are exact)."""
     def metrics(self) -> dict[str, Any]:
         """What the latest run did: files, row groups, pages pruned; rows deleted, filtered, returned; `stage_seconds`; `io` per object class."""
+
+def protocol(
+    uri: Union[str, "os.PathLike[str]"],
+    *,
+    version: Optional[int] = None,
+    timestamp: Union[int, str, datetime.datetime, None] = None,
+    storage_options: Optional[Mapping[str, str]] = None,
+) -> dict[str, Any]:
+    """The protocol of the table at `uri` as `Table.protocol` gives it, for
+    tables dar refuses too (only the log is replayed): `verdict` says
+    whether dar reads the table or which features stop it.
+
+    Raises:
+        NotFoundError: no Delta log, or a version or timestamp outside the history.
+        InvalidArgumentError: a bad URI, version, timestamp or storage option.
+        StorageError: the object store failed.
+        CorruptDataError: the log or a checkpoint is broken.
+    """

@@ -16,7 +16,8 @@
 //! - [`table`]: `dar.Table(uri, *, version, timestamp, storage_options,
 //!   confine_paths)`:
 //!   version, schema, partition columns, protocol, metadata, files,
-//!   refresh, scan.
+//!   refresh, scan; `dar.protocol(uri, ...)`: the protocol and what dar
+//!   reads of it, for tables dar refuses too.
 //! - [`scan`]: `dar.Scan`: `__arrow_c_stream__`, `to_reader()`,
 //!   `to_table()`, `count()`, `metrics()`.
 //! - [`export`]: the Arrow PyCapsule interface over arrow-rs's C data and
@@ -46,6 +47,7 @@ pub mod table;
 fn dar(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::Table>()?;
     m.add_class::<scan::Scan>()?;
+    m.add_function(wrap_pyfunction!(table::protocol_of, m)?)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
