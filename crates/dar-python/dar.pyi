@@ -115,6 +115,18 @@ class Table:
     @property
     def metadata(self) -> dict[str, Any]:
         """`id`, `name`, `description`, `format_provider`, `format_options`, `schema_string`, `partition_columns`, `created_time` (ms), `configuration`."""
+    def to_polars(self) -> Any:
+        """A lazy `polars.LazyFrame` over the table, through Polars' IO-plugin API.
+
+        The projection always goes into dar's scan; the predicate where it
+        converts to dar's filter (comparisons of a column with a literal,
+        `is_between`, `is_in`, `is_null`/`is_not_null`, `str.starts_with`,
+        `&`, `|`, `~`, on integer, decimal, string, boolean and date
+        columns; an `&` keeps its convertible terms); the row limit
+        (`head`, `n_rows`) when the whole predicate converts. Polars
+        applies the whole predicate to what the scan returns, so the rows
+        are always Polars' own answer. Needs the `polars` package.
+        """
     def files(self, *, full: bool = False) -> pyarrow.Table:
         """The active files, with the columns of `dar files` (`full=True`: those of `dar files --format csv`)."""
     def refresh(self) -> None:
@@ -181,3 +193,7 @@ def protocol(
         StorageError: the object store failed.
         CorruptDataError: the log or a checkpoint is broken.
     """
+
+def scan_polars(uri: Union[str, "os.PathLike[str]"], **options: Any) -> Any:
+    """`dar.Table(uri, **options).to_polars()`: a lazy `polars.LazyFrame`
+    over the Delta table at `uri` (`options` as for `dar.Table`)."""

@@ -18,6 +18,8 @@
 //!   version, schema, partition columns, protocol, metadata, files,
 //!   refresh, scan; `dar.protocol(uri, ...)`: the protocol and what dar
 //!   reads of it, for tables dar refuses too.
+//! - [`polars`]: `Table.to_polars()` and `dar.scan_polars(uri, ...)`, lazy
+//!   Polars frames with projection, predicate and limit pushdown.
 //! - [`scan`]: `dar.Scan`: `__arrow_c_stream__`, `to_reader()`,
 //!   `to_table()`, `count()`, `metrics()`.
 //! - [`export`]: the Arrow PyCapsule interface over arrow-rs's C data and
@@ -37,6 +39,7 @@ pub mod errors;
 pub mod export;
 pub mod metrics;
 pub mod options;
+pub mod polars;
 pub mod runtime;
 pub mod scan;
 pub mod stream;
@@ -48,6 +51,7 @@ fn dar(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::Table>()?;
     m.add_class::<scan::Scan>()?;
     m.add_function(wrap_pyfunction!(table::protocol_of, m)?)?;
+    polars::register(m)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -87,6 +87,14 @@ impl Table {
         Ok(self.current()?.snapshot().partition_columns().to_vec())
     }
 
+    /// A lazy `polars.LazyFrame` over the table (Polars' IO-plugin API): the
+    /// projection, the predicate where it converts to dar's filter, and the
+    /// row limit when the whole predicate converts are pushed into dar's
+    /// scan; Polars applies the whole predicate to what the scan returns.
+    fn to_polars<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py().import("dar._polars")?.call_method1("scan", (slf,))
+    }
+
     /// The protocol and what dar reads of it (see [`protocol_dict`]).
     #[getter]
     fn protocol<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
