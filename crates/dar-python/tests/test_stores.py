@@ -72,6 +72,20 @@ def local(name: str, testdata):
     return SAMPLE if name == "sample" else testdata / TABLES[name]
 
 
+def assert_lazy_polars_as_local(uri: str, options: dict):
+    """A lazy Polars query over the remote sample answers as over the local one."""
+    import polars as pl
+
+    def query(lf):
+        return lf.filter(pl.col("trip_id").is_between(160, 180)).select("trip_id", "fare")
+
+    got = query(dar.scan_polars(uri, storage_options=options)).collect()
+    want = query(dar.scan_polars(str(SAMPLE))).collect()
+    assert got.height == dar.Table(str(SAMPLE)).scan(filter="trip_id BETWEEN 160 AND 180").count()
+    assert got.height > 0
+    assert sorted(got.rows()) == sorted(want.rows())
+
+
 def assert_reads_as_local(uri_prefix: str, options: dict, testdata):
     for name in ["sample", *TABLES]:
         want = dar.Table(str(local(name, testdata)))
@@ -87,6 +101,7 @@ def test_azure_tables_read_as_the_local_ones(azure, testdata):
     options, extra = azure
     assert options["azure_storage_endpoint"].startswith("http://127.0.0.1:"), options
     assert_reads_as_local("az://tables", options, testdata)
+    assert_lazy_polars_as_local("az://tables/sample", options)
     sas = {k: v for k, v in options.items() if k != "azure_storage_account_key"}
     sas["azure_storage_sas_token"] = extra["sas"]
     assert_reads_as_local("az://tables", sas, testdata)
@@ -118,6 +133,7 @@ def test_azure_errors_never_carry_a_secret(azure):
 def test_gcs_tables_read_as_the_local_ones(gcs, testdata):
     assert gcs["google_base_url"].startswith("http://127.0.0.1:"), gcs
     assert_reads_as_local("gs://tables", gcs, testdata)
+    assert_lazy_polars_as_local("gs://tables/sample", gcs)
     with pytest.raises(dar.NotFoundError, match="not a Delta table"):
         dar.Table("gs://tables/missing", storage_options=gcs)
     with pytest.raises(dar.DarError) as e:
