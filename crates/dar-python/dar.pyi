@@ -50,22 +50,26 @@ class InternalError(DarError):
     """dar itself failed (a decoder task stopped, an Arrow kernel failed): no input explains it; please report it."""
 
 class Table:
-    """A Delta table at one version, opened from a path or a `file://` or `s3://` URI.
+    """A Delta table at one version, opened from a path or a `file://`, `s3://`, `az://`, `abfss://`, `https://<account>.blob.core.windows.net/...` or `gs://` URI.
 
     The log is replayed when the table is opened (with the GIL released), so
     errors about the table surface at once.
 
     Args:
-        uri: a path, or a `file://` or `s3://` URI.
+        uri: a path, or a `file://`, `s3://`, `az://` / `abfs[s]://` /
+            `https://<account>.blob.core.windows.net/<container>/...` or
+            `gs://` URI.
         version: read this version (time travel).
         timestamp: read the newest version committed at or before this
             time: milliseconds since the epoch (int), RFC 3339 text or
             milliseconds (str, as `dar --timestamp`), or a `datetime`
             (naive ones are local time).
         storage_options: object-store settings, as `dar --storage-option`
-            (`aws_endpoint`, `aws_region`, `aws_access_key_id`, ...); the
-            usual `AWS_*` environment variables are read too, options given
-            here win.
+            (`aws_endpoint`, `aws_region`, `aws_access_key_id`,
+            `azure_storage_account_key`, `azure_storage_sas_token`,
+            `google_service_account`, ...); the usual `AWS_*`, `AZURE_*`
+            and `GOOGLE_*` environment variables are read too, options
+            given here win.
         confine_paths: refuse every data or deletion-vector file outside
             the table root (absolute paths elsewhere, files on other
             stores), as `dar --confine-paths`, for tables you do not trust.

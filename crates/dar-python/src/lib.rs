@@ -8,7 +8,7 @@
 //! ```python
 //! import dar
 //!
-//! table = dar.Table("examples/data/sample")          # or s3://bucket/path
+//! table = dar.Table("examples/data/sample")          # or s3://, az://, gs://...
 //! rows = table.scan(columns=["trip_id", "fare"], filter="fare > 50").to_table()
 //! polars.from_arrow(table.scan())                    # any __arrow_c_stream__ consumer
 //! ```

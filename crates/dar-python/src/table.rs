@@ -23,8 +23,9 @@ fn unusable() -> PyErr {
 }
 
 /// A Delta table at one version (the newest unless `version` or
-/// `timestamp` says otherwise), opened from a path or a `file://` or
-/// `s3://` URI.
+/// `timestamp` says otherwise), opened from a path or a `file://`,
+/// `s3://`, `az://` / `abfs[s]://` / `https://<account>.blob...` or `gs://`
+/// URI.
 #[pyclass(frozen, module = "dar")]
 pub struct Table {
     inner: Mutex<dar_scan::Table>,
