@@ -50,22 +50,26 @@ class InternalError(DarError):
     """dar itself failed (a decoder task stopped, an Arrow kernel failed): no input explains it; please report it."""
 
 class Table:
-    """A Delta table at one version, opened from a path or a `file://` or `s3://` URI.
+    """A Delta table at one version, opened from a path or a `file://`, `s3://`, `az://`, `abfss://`, `https://<account>.blob.core.windows.net/...` or `gs://` URI.
 
     The log is replayed when the table is opened (with the GIL released), so
     errors about the table surface at once.
 
     Args:
-        uri: a path, or a `file://` or `s3://` URI.
+        uri: a path, or a `file://`, `s3://`, `az://` / `abfs[s]://` /
+            `https://<account>.blob.core.windows.net/<container>/...` or
+            `gs://` URI.
         version: read this version (time travel).
         timestamp: read the newest version committed at or before this
             time: milliseconds since the epoch (int), RFC 3339 text or
             milliseconds (str, as `dar --timestamp`), or a `datetime`
             (naive ones are local time).
         storage_options: object-store settings, as `dar --storage-option`
-            (`aws_endpoint`, `aws_region`, `aws_access_key_id`, ...); the
-            usual `AWS_*` environment variables are read too, options given
-            here win.
+            (`aws_endpoint`, `aws_region`, `aws_access_key_id`,
+            `azure_storage_account_key`, `azure_storage_sas_token`,
+            `google_service_account`, ...); the usual `AWS_*`, `AZURE_*`
+            and `GOOGLE_*` environment variables are read too, options
+            given here win.
         confine_paths: refuse every data or deletion-vector file outside
             the table root (absolute paths elsewhere, files on other
             stores), as `dar --confine-paths`, for tables you do not trust.
@@ -102,10 +106,31 @@ class Table:
         """The partition columns, in order."""
     @property
     def protocol(self) -> dict[str, Any]:
-        """`min_reader_version`, `min_writer_version`, `reader_features`, `writer_features`."""
+        """The protocol and what dar reads of it, as `dar info --json` says.
+
+        `min_reader_version`, `min_writer_version`, `reader_features`,
+        `writer_features` (lists, or None below reader 3 / writer 7);
+        `features`: one dict per feature, listed or implied by the legacy
+        versions (`name`, `kind`: `reader-writer`/`writer`/`unknown`,
+        `source`, `required_by_readers`, `dar`: `reads`/`not needed`/
+        `refused`, `meaning`: what it means for a reader); `dar_reads`,
+        `refused` (the features that stop dar) and `verdict` (one line).
+        """
     @property
     def metadata(self) -> dict[str, Any]:
         """`id`, `name`, `description`, `format_provider`, `format_options`, `schema_string`, `partition_columns`, `created_time` (ms), `configuration`."""
+    def to_polars(self) -> Any:
+        """A lazy `polars.LazyFrame` over the table, through Polars' IO-plugin API.
+
+        The projection always goes into dar's scan; the predicate where it
+        converts to dar's filter (comparisons of a column with a literal,
+        `is_between`, `is_in`, `is_null`/`is_not_null`, `str.starts_with`,
+        `&`, `|`, `~`, on integer, decimal, string, boolean and date
+        columns; an `&` keeps its convertible terms); the row limit
+        (`head`, `n_rows`) when the whole predicate converts. Polars
+        applies the whole predicate to what the scan returns, so the rows
+        are always Polars' own answer. Needs the `polars` package.
+        """
     def files(self, *, full: bool = False) -> pyarrow.Table:
         """The active files, with the columns of `dar files` (`full=True`: those of `dar files --format csv`)."""
     def refresh(self) -> None:
@@ -154,3 +179,25 @@ class Scan:
         """The number of rows the scan returns (from the log's statistics where they are exact)."""
     def metrics(self) -> dict[str, Any]:
         """What the latest run did: files, row groups, pages pruned; rows deleted, filtered, returned; `stage_seconds`; `io` per object class."""
+
+def protocol(
+    uri: Union[str, "os.PathLike[str]"],
+    *,
+    version: Optional[int] = None,
+    timestamp: Union[int, str, datetime.datetime, None] = None,
+    storage_options: Optional[Mapping[str, str]] = None,
+) -> dict[str, Any]:
+    """The protocol of the table at `uri` as `Table.protocol` gives it, for
+    tables dar refuses too (only the log is replayed): `verdict` says
+    whether dar reads the table or which features stop it.
+
+    Raises:
+        NotFoundError: no Delta log, or a version or timestamp outside the history.
+        InvalidArgumentError: a bad URI, version, timestamp or storage option.
+        StorageError: the object store failed.
+        CorruptDataError: the log or a checkpoint is broken.
+    """
+
+def scan_polars(uri: Union[str, "os.PathLike[str]"], **options: Any) -> Any:
+    """`dar.Table(uri, **options).to_polars()`: a lazy `polars.LazyFrame`
+    over the Delta table at `uri` (`options` as for `dar.Table`)."""

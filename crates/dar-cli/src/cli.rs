@@ -91,7 +91,8 @@ pub struct WorkerArgs {
 /// Which table, at which version, with which storage options.
 #[derive(Debug, Clone, Args)]
 pub struct TableArgs {
-    /// The table: a path, a file:// or an s3:// URI.
+    /// The table: a path, or a file://, s3://, az://, abfss://,
+    /// https://<account>.blob.core.windows.net/... or gs:// URI.
     #[arg(value_name = "TABLE")]
     pub table: String,
 

@@ -191,6 +191,68 @@ pub(crate) fn endpoint_secrets(value: &str) -> Vec<String> {
     out
 }
 
+/// Whether the storage option (or environment variable) `key` holds an
+/// Azure SAS token (`azure_storage_sas_key`, `azure_storage_sas_token`,
+/// `sas_key`, `sas_token`, any case).
+pub(crate) fn is_sas_key(key: &str) -> bool {
+    matches!(
+        key.to_ascii_lowercase().as_str(),
+        "azure_storage_sas_key" | "azure_storage_sas_token" | "sas_key" | "sas_token"
+    )
+}
+
+/// The parts of a SAS token that must never be printed, in every spelling
+/// an error may quote them: object_store sends the token's pairs as query
+/// parameters of each request URL (form-encoded), and its request errors
+/// quote that URL. The whole token, and its `sig` value raw, decoded and
+/// form-encoded.
+pub(crate) fn sas_secrets(token: &str) -> Vec<String> {
+    let mut out = vec![token.to_string()];
+    let decoded = percent_decode(token);
+    for pair in decoded.trim_start_matches('?').split('&') {
+        if let Some((k, v)) = pair.trim().split_once('=')
+            && k == "sig"
+            && !v.is_empty()
+        {
+            out.push(v.to_string());
+            out.push(url::form_urlencoded::byte_serialize(v.as_bytes()).collect());
+        }
+    }
+    for pair in token.trim_start_matches('?').split('&') {
+        if let Some(("sig", v)) = pair.trim().split_once('=')
+            && !v.is_empty()
+        {
+            out.push(v.to_string());
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `%XX` sequences decoded (as object_store decodes a SAS token); `+` kept.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Whether the storage option (or environment variable) `key` names an
 /// endpoint URL.
 pub(crate) fn is_endpoint_key(key: &str) -> bool {
@@ -217,6 +279,18 @@ mod tests {
         assert!(dbg.contains("127.0.0.1:9000"), "{dbg}");
         assert!(dbg.contains("aws_secret_access_key"), "{dbg}");
         assert_eq!(options.get("Aws_Secret_Access_Key"), Some("s3cr3t-value"));
+    }
+
+    #[test]
+    fn sas_secrets_cover_every_spelling_of_the_signature() {
+        let token = "sv=2023-11-03&sp=rl&se=2099-01-01T00%3A00%3A00Z&sr=c&sig=ab%2Bc%2Fd%3D";
+        let secrets = sas_secrets(token);
+        for want in [token, "ab+c/d=", "ab%2Bc%2Fd%3D"] {
+            assert!(secrets.iter().any(|s| s == want), "{want} in {secrets:?}");
+        }
+        assert!(is_sas_key("AZURE_STORAGE_SAS_TOKEN") && is_sas_key("sas_key"));
+        assert!(!is_sas_key("azure_storage_account_key"));
+        assert_eq!(percent_decode("a%3Db%2"), "a=b%2");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Test support (feature `testing`): a store that injects faults into reads,
-//! a store that records them ([`RecordingStore`]), an in-process S3 server
-//! and a Parquet file with exact page boundaries.
+//! a store that records them ([`RecordingStore`]), an in-process S3 server,
+//! Azurite and fake-gcs-server as child processes ([`stores`]) and a
+//! Parquet file with exact page boundaries.
 //!
 //! [`FaultStore`] wraps any store and applies a script of [`Fault`]s, one per
 //! `get_opts` call (HEADs included), in order; when the script is empty calls
@@ -26,10 +27,12 @@ use crate::wrapper::wrapper_store;
 mod paged_parquet;
 mod recording;
 mod s3_server;
+pub mod stores;
 
 pub use paged_parquet::paged_parquet;
 pub use recording::{RecordedGet, RecordingStore};
 pub use s3_server::S3Server;
+pub use stores::{Azurite, FakeGcs};
 
 /// One injected fault.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -35,7 +35,9 @@ use crate::checked::CheckedStore;
 use crate::cost::{CostModel, CostParams};
 use crate::error::{Error, Result};
 use crate::metered::{IoMetrics, MeteredStore};
-use crate::options::{StorageOptions, endpoint_secrets, is_endpoint_key, redact_uri};
+use crate::options::{
+    StorageOptions, endpoint_secrets, is_endpoint_key, is_sas_key, redact_uri, sas_secrets,
+};
 use crate::redacted::RedactedStore;
 use crate::retry::RetryPolicy;
 
@@ -324,8 +326,10 @@ impl TableStoreBuilder {
             .collect()
     }
 
-    /// The user info and queries of every endpoint URL in the options and
-    /// the cloud environment variables.
+    /// What object_store may quote in its errors that must never be
+    /// printed: the user info and queries of every endpoint URL in the
+    /// options and the cloud environment variables, and the Azure SAS
+    /// tokens (sent in every request URL).
     fn endpoint_secrets(&self) -> Vec<String> {
         let env = match &self.env {
             Some(e) => e.clone(),
@@ -340,8 +344,14 @@ impl TableStoreBuilder {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .chain(cloud_env)
-            .filter(|(k, _)| is_endpoint_key(k))
-            .flat_map(|(_, v)| endpoint_secrets(&v))
+            .filter(|(k, _)| is_endpoint_key(k) || is_sas_key(k))
+            .flat_map(|(k, v)| {
+                if is_sas_key(&k) {
+                    sas_secrets(&v)
+                } else {
+                    endpoint_secrets(&v)
+                }
+            })
             .collect()
     }
 

@@ -18,7 +18,8 @@
 //!    footer cache, range planning, requests metered as checkpoint reads).
 //! 3. [`replay`]: newest-first reconciliation keyed by (path, DV id), straight
 //!    into Arrow builders ([`add_columns`]).
-//! 4. [`protocol`]: refuse reader features dar does not implement.
+//! 4. [`protocol`]: refuse reader features dar does not implement (the
+//!    [`ProtocolReport`] says, feature by feature, what dar reads).
 //! 5. [`file_index`]: typing partition values ([`partition`]) and stats
 //!    ([`stats`]) against the [`schema`], eagerly or on first use.
 //!
@@ -69,4 +70,5 @@ pub mod time_travel;
 pub use error::{LogError, Result};
 pub use file_index::FileIndex;
 pub use paths::{FileLocation, TablePaths};
-pub use snapshot::{FileIndexMode, Snapshot, SnapshotBuilder};
+pub use protocol::ProtocolReport;
+pub use snapshot::{FileIndexMode, Snapshot, SnapshotBuilder, TableHeader};

@@ -107,8 +107,54 @@ impl SnapshotBuilder {
         self
     }
 
+    /// The protocol and metadata at the target version, whatever the
+    /// protocol asks of readers: for reports of tables dar refuses (see
+    /// [`crate::protocol::ProtocolReport`]). Only the log is replayed; no
+    /// schema is parsed and no file index built.
+    ///
+    /// # Errors
+    ///
+    /// As [`SnapshotBuilder::build`], except that the protocol is not
+    /// checked.
+    pub async fn inspect(self) -> Result<TableHeader> {
+        let (_, _, state, _) = self.replay().await?;
+        Ok(TableHeader {
+            version: state.version,
+            protocol: state.protocol,
+            metadata: state.metadata,
+        })
+    }
+
     /// Replay the log and build the snapshot.
     pub async fn build(self) -> Result<Snapshot> {
+        let (paths, segment, state, found_time) = self.replay().await?;
+        let commit_time = match found_time {
+            // Time travel just computed it from the whole series.
+            Some(at) => Some(Some(at)),
+            // Without a checkpoint the segment holds commits 0..=version
+            // with their file times: known without another listing.
+            None if segment.checkpoint.is_none() => Some(
+                time_travel::snapshot_commit_timestamp(
+                    &self.store,
+                    &self.root,
+                    &state,
+                    state.commit_info.as_ref(),
+                    KnownCommits::FromZero(&segment.commits),
+                )
+                .await?,
+            ),
+            // Otherwise it may need the log listed from version 0: left to
+            // the first call of `commit_timestamp_ms`, so opening a table
+            // never pays for it.
+            None => None,
+        };
+        Snapshot::from_state(self.store, paths, state, self.mode, commit_time)
+    }
+
+    /// The table paths, the log segment at the target version, its
+    /// replayed state and (for time travel by timestamp) the commit time
+    /// found.
+    async fn replay(&self) -> Result<(TablePaths, LogSegment, ReplayState, Option<i64>)> {
         let paths = match &self.url {
             Some(url) => TablePaths::new(url, &self.root),
             None => TablePaths::for_store_root(&self.root)?,
@@ -152,28 +198,20 @@ impl SnapshotBuilder {
                 (segment, state, None)
             }
         };
-        let commit_time = match found_time {
-            // Time travel just computed it from the whole series.
-            Some(at) => Some(Some(at)),
-            // Without a checkpoint the segment holds commits 0..=version
-            // with their file times: known without another listing.
-            None if segment.checkpoint.is_none() => Some(
-                time_travel::snapshot_commit_timestamp(
-                    &self.store,
-                    &self.root,
-                    &state,
-                    state.commit_info.as_ref(),
-                    KnownCommits::FromZero(&segment.commits),
-                )
-                .await?,
-            ),
-            // Otherwise it may need the log listed from version 0: left to
-            // the first call of `commit_timestamp_ms`, so opening a table
-            // never pays for it.
-            None => None,
-        };
-        Snapshot::from_state(self.store, paths, state, self.mode, commit_time)
+        Ok((paths, segment, state, found_time))
     }
+}
+
+/// What [`SnapshotBuilder::inspect`] returns: the version, protocol and
+/// metadata of a table, read whether or not dar reads the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableHeader {
+    /// The snapshot version.
+    pub version: u64,
+    /// The protocol in effect.
+    pub protocol: Protocol,
+    /// The metadata in effect.
+    pub metadata: Metadata,
 }
 
 /// A Delta table at one version: protocol, metadata, schema, table
@@ -291,6 +329,12 @@ impl Snapshot {
     /// The protocol in effect.
     pub fn protocol(&self) -> &Protocol {
         &self.state.protocol
+    }
+
+    /// What dar reads of the protocol, feature by feature (for a loaded
+    /// snapshot the verdict is always that dar reads it).
+    pub fn protocol_report(&self) -> crate::protocol::ProtocolReport {
+        crate::protocol::ProtocolReport::new(&self.state.protocol)
     }
 
     /// The metadata in effect.

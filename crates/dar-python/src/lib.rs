@@ -8,7 +8,7 @@
 //! ```python
 //! import dar
 //!
-//! table = dar.Table("examples/data/sample")          # or s3://bucket/path
+//! table = dar.Table("examples/data/sample")          # or s3://, az://, gs://...
 //! rows = table.scan(columns=["trip_id", "fare"], filter="fare > 50").to_table()
 //! polars.from_arrow(table.scan())                    # any __arrow_c_stream__ consumer
 //! ```
@@ -16,7 +16,10 @@
 //! - [`table`]: `dar.Table(uri, *, version, timestamp, storage_options,
 //!   confine_paths)`:
 //!   version, schema, partition columns, protocol, metadata, files,
-//!   refresh, scan.
+//!   refresh, scan; `dar.protocol(uri, ...)`: the protocol and what dar
+//!   reads of it, for tables dar refuses too.
+//! - [`polars`]: `Table.to_polars()` and `dar.scan_polars(uri, ...)`, lazy
+//!   Polars frames with projection, predicate and limit pushdown.
 //! - [`scan`]: `dar.Scan`: `__arrow_c_stream__`, `to_reader()`,
 //!   `to_table()`, `count()`, `metrics()`.
 //! - [`export`]: the Arrow PyCapsule interface over arrow-rs's C data and
@@ -36,6 +39,7 @@ pub mod errors;
 pub mod export;
 pub mod metrics;
 pub mod options;
+pub mod polars;
 pub mod runtime;
 pub mod scan;
 pub mod stream;
@@ -46,6 +50,8 @@ pub mod table;
 fn dar(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::Table>()?;
     m.add_class::<scan::Scan>()?;
+    m.add_function(wrap_pyfunction!(table::protocol_of, m)?)?;
+    polars::register(m)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -23,8 +23,9 @@ fn unusable() -> PyErr {
 }
 
 /// A Delta table at one version (the newest unless `version` or
-/// `timestamp` says otherwise), opened from a path or a `file://` or
-/// `s3://` URI.
+/// `timestamp` says otherwise), opened from a path or a `file://`,
+/// `s3://`, `az://` / `abfs[s]://` / `https://<account>.blob...` or `gs://`
+/// URI.
 #[pyclass(frozen, module = "dar")]
 pub struct Table {
     inner: Mutex<dar_scan::Table>,
@@ -87,19 +88,18 @@ impl Table {
         Ok(self.current()?.snapshot().partition_columns().to_vec())
     }
 
-    /// The protocol: `min_reader_version`, `min_writer_version`,
-    /// `reader_features` and `writer_features` (lists, or None below
-    /// reader 3 / writer 7).
+    /// A lazy `polars.LazyFrame` over the table (Polars' IO-plugin API): the
+    /// projection, the predicate where it converts to dar's filter, and the
+    /// row limit when the whole predicate converts are pushed into dar's
+    /// scan; Polars applies the whole predicate to what the scan returns.
+    fn to_polars<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py().import("dar._polars")?.call_method1("scan", (slf,))
+    }
+
+    /// The protocol and what dar reads of it (see [`protocol_dict`]).
     #[getter]
     fn protocol<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let table = self.current()?;
-        let p = table.snapshot().protocol();
-        let d = PyDict::new(py);
-        d.set_item("min_reader_version", p.min_reader_version)?;
-        d.set_item("min_writer_version", p.min_writer_version)?;
-        d.set_item("reader_features", p.reader_features.clone())?;
-        d.set_item("writer_features", p.writer_features.clone())?;
-        Ok(d)
+        protocol_dict(py, self.current()?.snapshot().protocol())
     }
 
     /// The `metaData` action: `id`, `name`, `description`,
@@ -189,4 +189,60 @@ impl Table {
             table.version()
         ))
     }
+}
+
+/// The protocol as a dict: `min_reader_version`, `min_writer_version`,
+/// `reader_features` and `writer_features` (lists, or None below reader 3
+/// / writer 7), `features` (one dict per feature, listed or implied by the
+/// legacy versions: `name`, `kind`, `source`, `required_by_readers`,
+/// `dar` (`reads`, `not needed` or `refused`) and `meaning`), `dar_reads`,
+/// `refused` (the names that stop dar) and `verdict`, the line `dar info`
+/// prints (all from [`dar_log::ProtocolReport`]).
+pub fn protocol_dict<'py>(
+    py: Python<'py>,
+    p: &dar_log::actions::Protocol,
+) -> PyResult<Bound<'py, PyDict>> {
+    let report = dar_log::ProtocolReport::new(p);
+    let d = PyDict::new(py);
+    d.set_item("min_reader_version", p.min_reader_version)?;
+    d.set_item("min_writer_version", p.min_writer_version)?;
+    d.set_item("reader_features", p.reader_features.clone())?;
+    d.set_item("writer_features", p.writer_features.clone())?;
+    let features = PyList::empty(py);
+    for f in &report.features {
+        let fd = PyDict::new(py);
+        fd.set_item("name", &f.name)?;
+        fd.set_item("kind", f.kind.as_str())?;
+        fd.set_item("source", f.source.to_string())?;
+        fd.set_item("required_by_readers", f.required_by_readers)?;
+        fd.set_item("dar", f.support.as_str())?;
+        fd.set_item("meaning", &f.meaning)?;
+        features.append(fd)?;
+    }
+    d.set_item("features", features)?;
+    d.set_item("dar_reads", report.dar_reads())?;
+    let refused: Vec<&str> = report.refused().map(|f| f.name.as_str()).collect();
+    d.set_item("refused", refused)?;
+    d.set_item("verdict", report.verdict())?;
+    Ok(d)
+}
+
+/// `dar.protocol(uri, *, version, timestamp, storage_options)`: the
+/// protocol of the table at `uri` as [`Table::protocol`] gives it, for
+/// tables dar refuses too (only the log is replayed; `verdict` says what
+/// stops dar).
+#[pyfunction(name = "protocol")]
+#[pyo3(signature = (uri, *, version = None, timestamp = None, storage_options = None))]
+pub fn protocol_of<'py>(
+    py: Python<'py>,
+    uri: PathBuf,
+    version: Option<&Bound<'_, PyInt>>,
+    timestamp: Option<&Bound<'_, PyAny>>,
+    storage_options: Option<HashMap<String, String>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let options = table_options(version, timestamp, storage_options, false)?;
+    let uri = uri.to_string_lossy().into_owned();
+    let inspect = move || async move { dar_scan::Table::inspect_with(&uri, &options).await };
+    let header = wait(py, inspect)?.map_err(scan_to_py)?;
+    protocol_dict(py, &header.protocol)
 }

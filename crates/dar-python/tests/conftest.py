@@ -54,9 +54,20 @@ def s3_server_bin() -> Path:
     )
 
 
+@pytest.fixture(scope="session")
+def store_server_bin() -> Path:
+    return _built(
+        "DAR_STORE_SERVER", "examples/store_server", "cargo build -p dar-io --example store_server"
+    )
+
+
 def run_dar(dar_bin: Path, *args: str) -> subprocess.CompletedProcess:
     """Runs the `dar` command; stdout as bytes."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AWS_", "AZURE_", "GOOGLE_", "AZURITE_"))
+    }
     return subprocess.run([str(dar_bin), *args], capture_output=True, env=env, timeout=300)
 
 

@@ -21,6 +21,8 @@ def stub_api() -> dict:
                 for n in node.body
                 if isinstance(n, ast.FunctionDef) and n.name != "__init__"
             }
+        elif isinstance(node, ast.FunctionDef):
+            api[""].add(node.name)
         elif isinstance(node, ast.AnnAssign):
             api[""].add(node.target.id)
     return api
@@ -47,6 +49,10 @@ def test_the_stub_matches_the_module():
 def test_everything_public_has_a_docstring():
     for name, members in runtime_api().items():
         if not name:
+            for function in members:
+                obj = getattr(dar, function)
+                if callable(obj) and not inspect.isclass(obj):
+                    assert (obj.__doc__ or "").strip(), function
             continue
         cls = getattr(dar, name)
         assert (cls.__doc__ or "").strip(), name

@@ -27,12 +27,14 @@ def test_properties_of_the_sample():
     assert t.schema.field("payment").type == pa.struct(
         [("method", pa.string()), ("tip", pa.decimal128(6, 2))]
     )
-    assert t.protocol == {
-        "min_reader_version": 3,
-        "min_writer_version": 7,
-        "reader_features": ["deletionVectors"],
-        "writer_features": ["deletionVectors"],
-    }
+    p = t.protocol
+    assert (
+        p["min_reader_version"],
+        p["min_writer_version"],
+        p["reader_features"],
+        p["writer_features"],
+        p["verdict"],
+    ) == (3, 7, ["deletionVectors"], ["deletionVectors"], "dar reads this table exactly")
     m = t.metadata
     assert m["id"] == "d3226ffd-1f80-4897-bb97-7bafe187f266"
     assert m["partition_columns"] == ["day"]

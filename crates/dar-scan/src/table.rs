@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 use dar_dv::DvCache;
 use dar_io::{StorageOptions, TableStore, redact_uri};
-use dar_log::{FileIndexMode, Snapshot};
+use dar_log::{FileIndexMode, Snapshot, SnapshotBuilder, TableHeader};
 
 use crate::error::{Result, ScanError};
 use crate::runtime::DEFAULT_DV_CACHE_BYTES;
@@ -157,15 +157,34 @@ impl Table {
         Self::from_store(store, options).await
     }
 
-    /// Opens the table of an already built store (for custom stores and
-    /// tests).
+    /// The version, protocol and metadata of the table at `uri` as
+    /// `options` select it, read whether or not dar reads the table (see
+    /// [`dar_log::SnapshotBuilder::inspect`]): what `dar info` reports of
+    /// a table that [`Table::open_with`] refuses, with
+    /// [`dar_log::ProtocolReport`] saying why.
     ///
     /// # Errors
     ///
-    /// [`ScanError::Log`], as [`Table::open`].
-    pub async fn from_store(store: TableStore, options: TableOptions) -> Result<Self> {
-        let uri = store.url().to_string();
-        let mut builder = Snapshot::builder(Arc::clone(store.store()), store.root().clone())
+    /// As [`Table::open_with`], except that no reader feature is refused.
+    pub async fn inspect_with(uri: &str, options: &TableOptions) -> Result<TableHeader> {
+        let store =
+            TableStore::open(uri, options.storage.clone()).map_err(|source| ScanError::Open {
+                uri: redact_uri(uri),
+                source: Box::new(source),
+            })?;
+        let url = store.url().to_string();
+        Self::snapshot_builder(&store, options)
+            .inspect()
+            .await
+            .map_err(|source| ScanError::Log {
+                uri: url,
+                source: Box::new(source),
+            })
+    }
+
+    /// The snapshot builder of `store` at the version `options` select.
+    fn snapshot_builder(store: &TableStore, options: &TableOptions) -> SnapshotBuilder {
+        let builder = Snapshot::builder(Arc::clone(store.store()), store.root().clone())
             .with_table_url(store.url())
             // Checkpoints through the table store's footer cache and cost
             // model, like the data files.
@@ -176,15 +195,28 @@ impl Table {
             } else {
                 FileIndexMode::Eager
             });
-        builder = match options.version {
+        match options.version {
             VersionSpec::Latest => builder,
             VersionSpec::Version(v) => builder.with_version(v),
             VersionSpec::TimestampMs(t) => builder.with_timestamp_ms(t),
-        };
-        let snapshot = builder.build().await.map_err(|source| ScanError::Log {
-            uri: uri.clone(),
-            source: Box::new(source),
-        })?;
+        }
+    }
+
+    /// Opens the table of an already built store (for custom stores and
+    /// tests).
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::Log`], as [`Table::open`].
+    pub async fn from_store(store: TableStore, options: TableOptions) -> Result<Self> {
+        let uri = store.url().to_string();
+        let snapshot = Self::snapshot_builder(&store, &options)
+            .build()
+            .await
+            .map_err(|source| ScanError::Log {
+                uri: uri.clone(),
+                source: Box::new(source),
+            })?;
         let dv_cache = Arc::new(DvCache::new(
             options.dv_cache_bytes.unwrap_or(DEFAULT_DV_CACHE_BYTES),
         ));

@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use arrow_array::Array;
+use dar_io::redact_uri;
+use dar_log::actions::{Metadata, Protocol};
 use dar_log::schema::{ColumnMappingMode, DataType, StructType};
-use dar_log::{FileIndex, Snapshot};
-use dar_scan::Table;
+use dar_log::{FileIndex, LogError, ProtocolReport, Snapshot};
+use dar_scan::{ScanError, Table};
 use serde_json::json;
 
 use super::{Streams, human_bytes, out};
@@ -158,28 +160,35 @@ fn rfc3339(ms: i64) -> Option<String> {
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
+/// What `dar info` reports of the table's contents: only for tables dar
+/// reads (a refused table's schema and files are not interpreted).
+struct Contents {
+    column_mapping: ColumnMappingMode,
+    /// `None` when the log's metaData has no schemaString.
+    columns: Option<Vec<Column>>,
+    files: usize,
+    files_with_dv: usize,
+    total_bytes: u64,
+    count: RowCount,
+}
+
 /// Everything `dar info` reports, computed once for both forms.
 struct Info {
     table: String,
     version: u64,
     commit_timestamp: Option<String>,
-    min_reader_version: i32,
-    min_writer_version: i32,
     reader_features: Option<Vec<String>>,
     writer_features: Option<Vec<String>>,
+    /// Every feature with what dar makes of it, and the verdict.
+    report: ProtocolReport,
     id: String,
     name: Option<String>,
     description: Option<String>,
     created_time: Option<String>,
-    column_mapping: ColumnMappingMode,
     partition_columns: Vec<String>,
-    /// `None` when the log's metaData has no schemaString.
-    columns: Option<Vec<Column>>,
     properties: BTreeMap<String, String>,
-    files: usize,
-    files_with_dv: usize,
-    total_bytes: u64,
-    count: RowCount,
+    /// `None` when dar refuses the table.
+    contents: Option<Contents>,
 }
 
 impl Info {
@@ -189,31 +198,25 @@ impl Info {
         index: &FileIndex,
         commit_timestamp_ms: Option<i64>,
     ) -> Self {
-        let protocol = snapshot.protocol();
-        let metadata = snapshot.metadata();
+        let mut info = Self::from_header(
+            table.uri(),
+            snapshot.version(),
+            snapshot.protocol(),
+            snapshot.metadata(),
+        );
         let mode = snapshot.column_mapping_mode();
-        Self {
-            table: table.uri().to_string(),
-            version: snapshot.version(),
-            commit_timestamp: commit_timestamp_ms.and_then(rfc3339),
-            min_reader_version: protocol.min_reader_version,
-            min_writer_version: protocol.min_writer_version,
-            reader_features: protocol.reader_features.clone(),
-            writer_features: protocol.writer_features.clone(),
-            id: metadata.id.clone(),
-            name: metadata.name.clone(),
-            description: metadata.description.clone(),
-            created_time: metadata.created_time.and_then(rfc3339),
+        info.commit_timestamp = commit_timestamp_ms.and_then(rfc3339);
+        info.partition_columns = snapshot.partition_columns().to_vec();
+        info.properties = snapshot
+            .table_properties()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        info.contents = Some(Contents {
             column_mapping: mode,
-            partition_columns: snapshot.partition_columns().to_vec(),
             columns: snapshot
                 .has_schema()
                 .then(|| columns(snapshot.schema(), mode)),
-            properties: snapshot
-                .table_properties()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
             files: index.len(),
             files_with_dv: (0..index.len())
                 .filter(|&i| index.dv.key_parts(i).is_some())
@@ -225,11 +228,70 @@ impl Info {
                 .map(|s| u64::try_from(s).unwrap_or(0))
                 .sum(),
             count: row_count(index),
+        });
+        info
+    }
+
+    /// What the log says of a table whatever its protocol: no commit time,
+    /// no contents.
+    fn from_header(uri: &str, version: u64, protocol: &Protocol, metadata: &Metadata) -> Self {
+        Self {
+            table: uri.to_string(),
+            version,
+            commit_timestamp: None,
+            reader_features: protocol.reader_features.clone(),
+            writer_features: protocol.writer_features.clone(),
+            report: ProtocolReport::new(protocol),
+            id: metadata.id.clone(),
+            name: metadata.name.clone(),
+            description: metadata.description.clone(),
+            created_time: metadata.created_time.and_then(rfc3339),
+            partition_columns: metadata.partition_columns.clone(),
+            properties: metadata
+                .configuration
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            contents: None,
         }
     }
 
+    /// The protocol object of the JSON form.
+    fn protocol_json(&self) -> JsonObject {
+        let features: Vec<JsonObject> = self
+            .report
+            .features
+            .iter()
+            .map(|f| {
+                JsonObject::new()
+                    .with("name", f.name.as_str())
+                    .with("kind", f.kind.as_str())
+                    .with("source", f.source.to_string())
+                    .with("required_by_readers", f.required_by_readers)
+                    .with("dar", f.support.as_str())
+                    .with("meaning", f.meaning.as_str())
+            })
+            .collect();
+        JsonObject::new()
+            .with("min_reader_version", self.report.min_reader_version)
+            .with("min_writer_version", self.report.min_writer_version)
+            .with("reader_features", self.reader_features.clone())
+            .with("writer_features", self.writer_features.clone())
+            .with_objects("features", &features)
+            .with("dar_reads", self.report.dar_reads())
+            .with(
+                "refused",
+                self.report
+                    .refused()
+                    .map(|f| f.name.clone())
+                    .collect::<Vec<String>>(),
+            )
+            .with("verdict", self.report.verdict())
+    }
+
     fn to_json(&self) -> JsonObject {
-        let schema: Option<Vec<JsonObject>> = self.columns.as_ref().map(|columns| {
+        let c = self.contents.as_ref();
+        let schema: Option<Vec<JsonObject>> = c.and_then(|c| c.columns.as_ref()).map(|columns| {
             columns
                 .iter()
                 .map(|c| {
@@ -251,37 +313,74 @@ impl Info {
             .with("table", self.table.as_str())
             .with("version", self.version)
             .with("commit_timestamp", self.commit_timestamp.clone())
-            .with_object(
-                "protocol",
-                JsonObject::new()
-                    .with("min_reader_version", self.min_reader_version)
-                    .with("min_writer_version", self.min_writer_version)
-                    .with("reader_features", self.reader_features.clone())
-                    .with("writer_features", self.writer_features.clone()),
-            )
+            .with_object("protocol", self.protocol_json())
             .with("id", self.id.as_str())
             .with("name", self.name.clone())
             .with("description", self.description.clone())
             .with("created_time", self.created_time.clone())
-            .with("column_mapping_mode", self.column_mapping.to_string())
+            .with(
+                "column_mapping_mode",
+                c.map(|c| c.column_mapping.to_string()),
+            )
             .with("partition_columns", self.partition_columns.clone())
             .with_optional_objects("schema", schema.as_deref())
             .with("properties", json!(self.properties))
-            .with("files", self.files)
-            .with("files_with_deletion_vectors", self.files_with_dv)
-            .with("total_bytes", self.total_bytes)
-            .with("num_rows", self.count.rows)
-            .with("num_rows_exact", self.count.exact)
+            .with("files", c.map(|c| c.files))
+            .with("files_with_deletion_vectors", c.map(|c| c.files_with_dv))
+            .with("total_bytes", c.map(|c| c.total_bytes))
+            .with("num_rows", c.and_then(|c| c.count.rows))
+            .with("num_rows_exact", c.map(|c| c.count.exact))
             .with(
                 "num_rows_unknown_because",
-                self.count.contradiction.as_ref().map(contradiction_text),
+                match c {
+                    Some(c) => c.count.contradiction.as_ref().map(contradiction_text),
+                    None => Some(self.report.verdict()),
+                },
             )
-            .with("num_records", self.count.num_records)
-            .with("deleted_rows", self.count.deleted)
+            .with("num_records", c.map(|c| c.count.num_records))
+            .with("deleted_rows", c.map(|c| c.count.deleted))
             .with(
                 "files_without_num_records",
-                self.count.files_without_num_records,
+                c.map(|c| c.count.files_without_num_records),
             )
+    }
+
+    /// The feature table and the verdict line.
+    fn write_features(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let features = &self.report.features;
+        if features.is_empty() {
+            writeln!(w, "features:          none")?;
+        } else {
+            writeln!(
+                w,
+                "features:          (name, kind, named by, dar, for a reader)"
+            )?;
+            let sources: Vec<String> = features.iter().map(|f| f.source.to_string()).collect();
+            let nw = features.iter().map(|f| f.name.len()).max().unwrap_or(0);
+            let kw = features
+                .iter()
+                .map(|f| f.kind.as_str().len())
+                .max()
+                .unwrap_or(0);
+            let sw = sources.iter().map(String::len).max().unwrap_or(0);
+            let dw = features
+                .iter()
+                .map(|f| f.support.as_str().len())
+                .max()
+                .unwrap_or(0);
+            for (f, source) in features.iter().zip(&sources) {
+                writeln!(
+                    w,
+                    "  {:nw$}  {:kw$}  {:sw$}  {:dw$}  {}",
+                    f.name,
+                    f.kind.as_str(),
+                    source,
+                    f.support.as_str(),
+                    f.meaning
+                )?;
+            }
+        }
+        writeln!(w, "verdict:           {}", self.report.verdict())
     }
 
     fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
@@ -298,11 +397,12 @@ impl Info {
         writeln!(
             w,
             "protocol:          reader {} (features: {}), writer {} (features: {})",
-            self.min_reader_version,
+            self.report.min_reader_version,
             list(&self.reader_features),
-            self.min_writer_version,
+            self.report.min_writer_version,
             list(&self.writer_features)
         )?;
+        self.write_features(w)?;
         writeln!(w, "id:                {}", self.id)?;
         if let Some(name) = &self.name {
             writeln!(w, "name:              {name}")?;
@@ -310,18 +410,27 @@ impl Info {
         if let Some(d) = &self.description {
             writeln!(w, "description:       {d}")?;
         }
-        writeln!(w, "column mapping:    {}", self.column_mapping)?;
+        let Some(contents) = &self.contents else {
+            writeln!(
+                w,
+                "partition columns: {}",
+                list(&Some(self.partition_columns.clone()))
+            )?;
+            self.write_properties(w)?;
+            return writeln!(w, "schema, files:     not read (see the verdict)");
+        };
+        writeln!(w, "column mapping:    {}", contents.column_mapping)?;
         writeln!(
             w,
             "partition columns: {}",
             list(&Some(self.partition_columns.clone()))
         )?;
-        let Some(columns) = &self.columns else {
+        let Some(columns) = &contents.columns else {
             writeln!(
                 w,
                 "schema:           none (the log's metaData has no schemaString: files can be listed, rows not read)"
             )?;
-            return self.write_tail(w);
+            return self.write_tail(contents, w);
         };
         writeln!(w, "schema:")?;
         let width = columns.iter().map(|c| c.path.len()).max().unwrap_or(0);
@@ -341,28 +450,34 @@ impl Info {
             }
             writeln!(w, "{}", line.trim_end())?;
         }
-        self.write_tail(w)
+        self.write_tail(contents, w)
     }
 
-    /// Properties, files and rows: the lines after the schema.
-    fn write_tail(&self, w: &mut dyn Write) -> std::io::Result<()> {
+    /// The table properties.
+    fn write_properties(&self, w: &mut dyn Write) -> std::io::Result<()> {
         if self.properties.is_empty() {
-            writeln!(w, "properties:        none")?;
+            writeln!(w, "properties:        none")
         } else {
             writeln!(w, "properties:")?;
             for (k, v) in &self.properties {
                 writeln!(w, "  {k} = {v}")?;
             }
+            Ok(())
         }
+    }
+
+    /// Properties, files and rows: the lines after the schema.
+    fn write_tail(&self, contents: &Contents, w: &mut dyn Write) -> std::io::Result<()> {
+        self.write_properties(w)?;
         writeln!(
             w,
             "files:             {} ({}, {} bytes; {} with deletion vectors)",
-            self.files,
-            human_bytes(self.total_bytes),
-            self.total_bytes,
-            self.files_with_dv
+            contents.files,
+            human_bytes(contents.total_bytes),
+            contents.total_bytes,
+            contents.files_with_dv
         )?;
-        let c = &self.count;
+        let c = &contents.count;
         if let Some(why) = &c.contradiction {
             return writeln!(
                 w,
@@ -379,7 +494,7 @@ impl Info {
             Some(rows) => writeln!(
                 w,
                 "rows:              {rows} (estimated: {} of {} files have no numRecords; {} deleted by deletion vectors)",
-                c.files_without_num_records, self.files, c.deleted
+                c.files_without_num_records, contents.files, c.deleted
             ),
             None => writeln!(
                 w,
@@ -389,9 +504,45 @@ impl Info {
     }
 }
 
+/// Whether `e` is dar refusing the table's protocol (a reader version or
+/// reader feature it does not read): `dar info` then reports what the log
+/// says instead of failing.
+fn is_protocol_refusal(e: &ScanError) -> bool {
+    matches!(
+        e,
+        ScanError::Log { source, .. } if matches!(
+            source.as_ref(),
+            LogError::UnsupportedFeature { .. } | LogError::UnsupportedReaderVersion { .. }
+        )
+    )
+}
+
 /// Runs `dar info`.
 pub async fn run(args: &InfoArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
-    let table = crate::table::open(&args.table).await?;
+    let info = match crate::table::open(&args.table).await {
+        Ok(table) => readable_info(&table).await?,
+        Err(CliError::Scan(e)) if is_protocol_refusal(&e) => {
+            let options = crate::table::table_options(&args.table)?;
+            let header = Table::inspect_with(&args.table.table, &options).await?;
+            let uri = match e {
+                ScanError::Log { uri, .. } => uri,
+                _ => redact_uri(&args.table.table),
+            };
+            Info::from_header(&uri, header.version, &header.protocol, &header.metadata)
+        }
+        Err(e) => return Err(e),
+    };
+    let w = &mut *streams.stdout;
+    if args.json {
+        out!("json", w, "{}", info.to_json())?;
+    } else {
+        info.write_text(w).map_err(|e| CliError::write("text", e))?;
+    }
+    w.flush().map_err(|e| CliError::write("text", e))
+}
+
+/// The report of a table dar reads.
+async fn readable_info(table: &Table) -> Result<Info, CliError> {
     let snapshot = table.snapshot();
     let index = snapshot
         .file_index()
@@ -407,12 +558,5 @@ pub async fn run(args: &InfoArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
                 uri: table.uri().to_string(),
                 source: Box::new(source),
             })?;
-    let info = Info::new(&table, snapshot, index, commit_timestamp_ms);
-    let w = &mut *streams.stdout;
-    if args.json {
-        out!("json", w, "{}", info.to_json())?;
-    } else {
-        info.write_text(w).map_err(|e| CliError::write("text", e))?;
-    }
-    w.flush().map_err(|e| CliError::write("text", e))
+    Ok(Info::new(table, snapshot, index, commit_timestamp_ms))
 }

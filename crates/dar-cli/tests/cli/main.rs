@@ -21,6 +21,7 @@ mod scan;
 mod semantics;
 #[cfg(feature = "sql")]
 mod sql;
+mod stores;
 
 use std::path::{Path, PathBuf};
 

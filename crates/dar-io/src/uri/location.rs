@@ -96,6 +96,32 @@ pub(super) fn parse_location(uri: &str) -> Result<Location> {
                 raw: uri.to_string(),
             })
         }
+        "https" if azure_https_host(url.host_str()) => {
+            // https://<account>.blob.core.windows.net/<container>/<path>:
+            // the first segment is the container, the rest the root.
+            let mut segments = url.path_segments().into_iter().flatten();
+            let container = segments.next().unwrap_or_default();
+            if container.is_empty() {
+                return Err(invalid(
+                    uri,
+                    "missing container: expected https://<account>.blob.core.windows.net/<container>/<path>",
+                ));
+            }
+            let rest: Vec<&str> = segments.filter(|s| !s.is_empty()).collect();
+            let root =
+                Path::from_url_path(rest.join("/")).map_err(|e| invalid(uri, e.to_string()))?;
+            Ok(Location {
+                backend: Backend::Azure,
+                root,
+                url: redacted,
+                bucket: String::new(),
+                raw: uri.to_string(),
+            })
+        }
+        "https" | "http" => Err(invalid(
+            uri,
+            "http(s) URIs name Azure Blob Storage accounts only (https://<account>.blob.core.windows.net/<container>/<path>, or .dfs.core.windows.net); other stores have their own schemes (s3://, gs://, az://)",
+        )),
         other => Err(Error::UnsupportedScheme {
             uri: redact_uri(uri),
             scheme: other.to_string(),
@@ -126,4 +152,20 @@ fn local_location(uri: &str, path: PathBuf) -> Result<Location> {
         bucket: String::new(),
         raw: uri.to_string(),
     })
+}
+
+/// Whether `host` is an Azure Blob / ADLS Gen2 (or OneLake) account host,
+/// the https URIs object_store's Azure builder understands.
+fn azure_https_host(host: Option<&str>) -> bool {
+    host.and_then(|h| h.split_once('.'))
+        .is_some_and(|(account, domain)| {
+            !account.is_empty()
+                && matches!(
+                    domain,
+                    "blob.core.windows.net"
+                        | "dfs.core.windows.net"
+                        | "blob.fabric.microsoft.com"
+                        | "dfs.fabric.microsoft.com"
+                )
+        })
 }

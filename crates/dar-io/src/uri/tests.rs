@@ -215,6 +215,46 @@ fn azure_urls_with_feature() {
     );
 }
 
+#[cfg(feature = "azure")]
+#[test]
+fn azure_https_urls_name_account_and_container() {
+    let opts = || {
+        StorageOptions::new()
+            .with("azure_storage_account_name", "acct")
+            .with(
+                "azure_storage_account_key",
+                "c2VjcmV0LWtleS1ub3QtcHJpbnRlZA==",
+            )
+    };
+    for (uri, root) in [
+        (
+            "https://acct.blob.core.windows.net/container/pre/fix",
+            "pre/fix",
+        ),
+        ("https://acct.dfs.core.windows.net/container/t/", "t"),
+        ("https://acct.blob.core.windows.net/container", ""),
+        ("abfss://container@acct.dfs.core.windows.net/a/b", "a/b"),
+        ("az://container/a", "a"),
+    ] {
+        let t = no_env(TableStore::builder(uri))
+            .with_options(opts())
+            .build()
+            .unwrap_or_else(|e| panic!("{uri}: {e}"));
+        assert_eq!(t.backend(), Backend::Azure, "{uri}");
+        assert_eq!(t.root().as_ref(), root, "{uri}");
+    }
+    let e = no_env(TableStore::builder("https://acct.blob.core.windows.net/"))
+        .with_options(opts())
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("missing container"), "{e}");
+    let e = TableStore::open("https://example.com/t", StorageOptions::new()).unwrap_err();
+    assert!(
+        e.to_string().contains("Azure Blob Storage accounts only"),
+        "{e}"
+    );
+}
+
 #[cfg(feature = "gcp")]
 #[test]
 fn gcs_urls_with_feature() {
