@@ -20,6 +20,7 @@ const STRING_PREFIX_KEY: &str = "delta.dataSkippingStringPrefixLength";
 pub(crate) fn file_statistics(
     index: &FileIndex,
     properties: &std::collections::HashMap<String, String>,
+    constants: &[(&str, arrow_array::ArrayRef)],
 ) -> FileStatistics {
     let mut b = FileStatistics::builder(index.len())
         .with_num_records(std::sync::Arc::new(index.stats.num_records.clone()))
@@ -43,6 +44,9 @@ pub(crate) fn file_statistics(
     for (col, values) in index.partition_columns.iter().zip(&index.partition_values) {
         b = b.with_partition_values(ColumnPath::new([col.name.clone()]), values.clone());
     }
+    for (name, values) in constants {
+        b = b.with_partition_values(ColumnPath::new([name.to_string()]), values.clone());
+    }
     b.build()
 }
 
@@ -53,10 +57,22 @@ pub(crate) fn prune(
     properties: &std::collections::HashMap<String, String>,
     predicate: Option<&Predicate>,
 ) -> (Vec<usize>, usize) {
+    prune_with(index, properties, predicate, &[])
+}
+
+/// [`prune`] with more columns whose value is known exactly per file, as
+/// partition values are (`constants`: one array of `index.len()` values
+/// each, such as a change feed's commit version).
+pub(crate) fn prune_with(
+    index: &FileIndex,
+    properties: &std::collections::HashMap<String, String>,
+    predicate: Option<&Predicate>,
+    constants: &[(&str, arrow_array::ArrayRef)],
+) -> (Vec<usize>, usize) {
     let Some(p) = predicate else {
         return ((0..index.len()).collect(), 0);
     };
-    let outcome = p.prune(&file_statistics(index, properties));
+    let outcome = p.prune(&file_statistics(index, properties, constants));
     let keep: Vec<usize> = (0..index.len())
         .filter(|i| outcome.keep.is_valid(*i) && outcome.keep.value(*i))
         .collect();
@@ -95,6 +111,7 @@ pub(crate) fn task(index: &FileIndex, i: usize) -> dar_log::Result<ScanTask> {
             .flatten(),
         partition_values,
         deletion_vector: index.deletion_vector(i)?,
+        paired_dv: None,
         access: None,
     })
 }
