@@ -289,11 +289,18 @@ async fn commit_times(
                 && ict_from.is_some_and(|e| f.version >= e)
         })
         .collect();
+    // The futures own what they use: borrowing closures fail rustc's
+    // `Send` check in the callers' futures ("`FnOnce` is not general
+    // enough"), as in replay.
+    let ict_files: Vec<LogFile> = ict_files.into_iter().cloned().collect();
     let ict: Vec<(u64, i64)> = futures::stream::iter(ict_files)
-        .map(|f| async move {
-            in_commit_timestamp(store.as_ref(), f)
-                .await
-                .map(|t| (f.version, t))
+        .map(|f| {
+            let store = Arc::clone(store);
+            async move {
+                in_commit_timestamp(store.as_ref(), &f)
+                    .await
+                    .map(|t| (f.version, t))
+            }
         })
         .buffered(COMMIT_READAHEAD)
         .try_collect()

@@ -70,6 +70,7 @@ impl Table {
             scan: ScanBuilder::new(self.clone()),
             start,
             end,
+            add_change_columns: true,
         }
     }
 }
@@ -81,6 +82,8 @@ pub struct ChangesBuilder {
     scan: ScanBuilder,
     start: ChangeBound,
     end: Option<ChangeBound>,
+    /// Whether the change columns follow the projected ones unless listed.
+    add_change_columns: bool,
 }
 
 impl ChangesBuilder {
@@ -95,6 +98,15 @@ impl ChangesBuilder {
     /// Output columns as explicit paths (for names that contain dots).
     pub fn with_column_paths(mut self, paths: Vec<Vec<String>>) -> Self {
         self.scan = self.scan.with_column_paths(paths);
+        self
+    }
+
+    /// Exactly these output columns (paths), the change columns only where
+    /// listed: for engines that project the feed's schema themselves (an
+    /// empty list counts rows).
+    pub fn with_only_columns(mut self, paths: Vec<Vec<String>>) -> Self {
+        self.scan = self.scan.with_column_paths(paths);
+        self.add_change_columns = false;
         self
     }
 
@@ -182,8 +194,8 @@ impl ChangesBuilder {
                 .map(|f| vec![f.name().clone()])
                 .collect(),
         };
-        for name in CHANGE_COLUMNS {
-            if !columns.iter().any(|c| c.len() == 1 && c[0] == name) {
+        for name in CHANGE_COLUMNS.iter().filter(|_| self.add_change_columns) {
+            if !columns.iter().any(|c| c.len() == 1 && c[0] == *name) {
                 columns.push(vec![name.to_string()]);
             }
         }
