@@ -964,3 +964,51 @@ async fn in_commit_timestamps_are_the_commit_timestamps() {
         .unwrap();
     assert_eq!(change_rows(&collect(&plan).await), ["2|a|insert|2"]);
 }
+
+/// Type widening inside the range: an `integer` column widened to `long`
+/// reads the old files' rows as longs; a later narrowing is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn widened_types_read_and_narrowing_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = HandTable::new(dir.path()).unwrap();
+    let small = t.write_parquet("a.parquet", &ids_batch(&[1, 2])).unwrap();
+    let long_batch = RecordBatch::try_new(
+        std::sync::Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)])),
+        vec![std::sync::Arc::new(arrow_array::Int64Array::from(vec![
+            5_000_000_000i64,
+        ]))],
+    )
+    .unwrap();
+    let big = t.write_parquet("b.parquet", &long_batch).unwrap();
+    let config = json!({"delta.enableChangeDataFeed": "true", "delta.enableTypeWidening": "true"});
+    t.commit(&[
+        HandTable::protocol_with(&["typeWidening"]),
+        HandTable::metadata(id_field(), &[], config.clone()),
+        HandTable::add("a.parquet", small, json!({}), None),
+    ])
+    .unwrap();
+    let widened = json!([HandTable::field(
+        "id",
+        json!("long"),
+        json!({"delta.typeChanges": [{"fromType": "integer", "toType": "long"}]})
+    )]);
+    t.commit(&[HandTable::metadata(widened, &[], config.clone())])
+        .unwrap();
+    t.commit(&[HandTable::add("b.parquet", big, json!({}), None)])
+        .unwrap();
+    let plan = plan_of(dir.path(), 0, None).await.unwrap();
+    assert_eq!(plan.schema().field(0).data_type(), &DataType::Int64);
+    assert_eq!(
+        change_rows(&collect(&plan).await),
+        ["1|insert|0", "2|insert|0", "5000000000|insert|2"]
+    );
+    // Back to integer: version 0's and 1's data cannot be read as it.
+    t.commit(&[HandTable::metadata(id_field(), &[], config)])
+        .unwrap();
+    let err = plan_of(dir.path(), 0, None).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("column 'id' changes type from Long to Integer"),
+        "{err}"
+    );
+}
