@@ -193,3 +193,71 @@ async fn refusals_and_bad_arguments() {
         assert!(err.contains(message), "{sql}: {err}");
     }
 }
+
+fn find_scan(
+    plan: &std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Option<std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+    if plan.name() == "DeltaScanExec" {
+        return Some(std::sync::Arc::clone(plan));
+    }
+    plan.children().into_iter().find_map(find_scan)
+}
+
+/// A change feed's `DeltaScanExec` as bytes (what dar-distributed ships to
+/// workers): decoded with a store of its own, and split in two, it gives
+/// the planner's rows, DV pairs and cdc files included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn encoded_change_scans_run_elsewhere_and_split() {
+    use datafusion::physical_plan::collect;
+    let Some(path) = dar_testdata::table("kernel/cdf-table-with-cdc-and-dvs") else {
+        return;
+    };
+    let ctx = SessionContext::new_with_config(
+        datafusion::prelude::SessionConfig::new().with_target_partitions(3),
+    );
+    dar_datafusion::register_dar(&ctx);
+    let sql = format!(
+        "SELECT id, comment, _change_type, _commit_version FROM table_changes('{}', 0)",
+        path.display()
+    );
+    let plan = ctx
+        .sql(&sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let expected = rows(
+        &collect(std::sync::Arc::clone(&plan), ctx.task_ctx())
+            .await
+            .unwrap(),
+    );
+    assert_eq!(expected.len(), 43);
+    let scan = find_scan(&plan).unwrap();
+    let scan = scan
+        .downcast_ref::<dar_datafusion::DeltaScanExec>()
+        .unwrap();
+    let bytes = scan.encode().unwrap();
+    let decoded = dar_datafusion::DeltaScanExec::decode(&bytes, |spec| {
+        let store =
+            dar_io::TableStore::open(spec.table_uri(), dar_io::StorageOptions::new()).unwrap();
+        Ok(dar_scan::ScanRuntime::new(store))
+    })
+    .unwrap();
+    let got = collect(
+        std::sync::Arc::new(decoded),
+        SessionContext::new().task_ctx(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(rows(&got), expected);
+    let mut parts = Vec::new();
+    for part in scan.split(2) {
+        parts.extend(
+            collect(std::sync::Arc::new(part), ctx.task_ctx())
+                .await
+                .unwrap(),
+        );
+    }
+    assert_eq!(rows(&parts), expected);
+}
