@@ -17,12 +17,13 @@
 //! The output is the table's logical columns at the end version (or the
 //! projected ones) and, always, `_change_type` (utf8), `_commit_version`
 //! (int64) and `_commit_timestamp` (timestamp µs UTC), never null. The
-//! predicate may name them too: the version and timestamp prune whole
-//! files before any I/O, like partition values.
+//! predicate may name them too: the version, the timestamp and (for adds
+//! and removes) the change type prune whole files before any I/O, like
+//! partition values.
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, TimestampMicrosecondArray};
+use arrow_array::{ArrayRef, Int64Array, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use dar_log::changes::CHANGE_COLUMNS;
 use dar_log::checkpoint::CheckpointIo;
@@ -251,7 +252,19 @@ impl ChangesBuilder {
                         ),
                     ),
                 ];
-                files::prune_with(index, properties, logical, &constants)
+                let kinds: ArrayRef = Arc::new(StringArray::from(
+                    commit
+                        .sources
+                        .iter()
+                        .map(|s| s.change_type())
+                        .collect::<Vec<_>>(),
+                ));
+                let known = [(CHANGE_TYPE, kinds)];
+                let extra = files::ExtraColumns {
+                    constants: &constants,
+                    known: &known,
+                };
+                files::prune_with(index, properties, logical, &extra)
             };
             metrics.add_files_total(index.len() as u64);
             metrics.add_files_pruned(pruned as u64);

@@ -670,6 +670,33 @@ async fn replaced_deletion_vectors_yield_only_the_rows_that_change() {
     let plan = plan_of(dir.path(), 3, Some(3)).await.unwrap();
     assert_eq!(plan.tasks().len(), 2);
     assert!(plan.tasks().iter().all(|t| t.paired_dv.is_some()));
+    // The change type of adds and removes prunes before any I/O.
+    let plan = open(dir.path())
+        .await
+        .changes(v(0), None)
+        .with_predicate_sql("_change_type = 'delete'")
+        .build()
+        .await
+        .unwrap();
+    let delete = dar_scan::Scalar::Utf8("delete".into());
+    assert!(
+        plan.tasks()
+            .iter()
+            .all(|t| t.partition_value("_change_type") == Some(&delete))
+    );
+    assert_eq!(plan.tasks().len(), 4, "{:?}", plan.metrics().snapshot());
+    assert_eq!(
+        change_rows(&collect(&plan).await),
+        sorted(
+            [
+                ids([2, 5], "delete", 1),
+                ids([7], "delete", 2),
+                ids([9], "delete", 3),
+                ids([0, 1, 2, 3, 4, 6, 8], "delete", 5),
+            ]
+            .concat()
+        )
+    );
 }
 
 /// Column mapping (name mode) with a partition column, a `cdc` commit, a
