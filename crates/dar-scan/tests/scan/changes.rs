@@ -1056,7 +1056,7 @@ async fn the_feed_reads_over_s3_as_locally() {
             return;
         };
         server.upload_dir(&path, "cdf", name).unwrap();
-        let store = dar_io::TableStore::builder(&format!("s3://cdf/{name}"))
+        let store = dar_io::TableStore::builder(format!("s3://cdf/{name}"))
             .with_env(Vec::new())
             .with_options(server.storage_options())
             .build()
