@@ -508,10 +508,17 @@ impl ChangeFeed {
     }
 
     /// The commits of the range as a stream, ascending: each commit file
-    /// read (up to `COMMIT_READAHEAD` ahead, concurrently), parsed once
-    /// into its [`CommitChanges`] and dropped. A `metaData` or `protocol`
-    /// that ends the feed's readability is an error naming its version.
+    /// read (8 ahead, concurrently), parsed once into its
+    /// [`CommitChanges`] and dropped. A `metaData` or `protocol` that ends
+    /// the feed's readability is an error naming its version.
     pub fn commits(&self) -> BoxStream<'static, Result<CommitChanges>> {
+        self.commits_ahead(COMMIT_READAHEAD)
+    }
+
+    /// [`ChangeFeed::commits`] with up to `ahead` commit files in flight
+    /// (at least one): on object storage, where each read is a round trip,
+    /// as many as a scan has files in flight.
+    pub fn commits_ahead(&self, ahead: usize) -> BoxStream<'static, Result<CommitChanges>> {
         let feed = Arc::new(self.clone());
         let fetches = (0..self.commits.len()).map(move |i| {
             let feed = Arc::clone(&feed);
@@ -527,7 +534,7 @@ impl ChangeFeed {
             }
         });
         futures::stream::iter(fetches)
-            .buffered(COMMIT_READAHEAD)
+            .buffered(ahead.max(1))
             .and_then(|(feed, i, bytes)| async move { feed.commit(i, &bytes) })
             .boxed()
     }

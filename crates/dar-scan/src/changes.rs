@@ -233,7 +233,9 @@ impl ChangesBuilder {
         let logical = state.predicate.as_ref().map(|p| &p.logical);
         let properties = &feed.metadata().configuration;
         let mut tasks = Vec::new();
-        let mut commits = feed.commits();
+        // Commit files in flight as a scan has data files in flight (64 on
+        // object storage, where each read is a round trip), at least 8.
+        let mut commits = feed.commits_ahead(context.runtime().files_in_flight().max(8));
         while let Some(commit) = commits.try_next().await.map_err(|e| table.log_error(e))? {
             let index = &commit.files;
             let micros = commit.timestamp_ms.saturating_mul(1000);

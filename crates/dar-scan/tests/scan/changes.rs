@@ -1071,3 +1071,52 @@ async fn the_feed_reads_over_s3_as_locally() {
         assert!(plan.metrics().snapshot().io.requests() > 0);
     }
 }
+
+/// Commit files are read concurrently, as many in flight as the scan has
+/// files in flight (a slow store shows it: reads overlap beyond eight).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_are_read_concurrently() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use dar_io::testing::{FaultStore, RecordingStore};
+    use object_store::ObjectStore;
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = HandTable::new(dir.path().join("t")).unwrap();
+    let size = t.write_parquet("a.parquet", &ids_batch(&[1])).unwrap();
+    t.commit(&[
+        HandTable::protocol(),
+        HandTable::metadata(id_field(), &[], cdf_on()),
+        HandTable::add("a.parquet", size, json!({}), None),
+    ])
+    .unwrap();
+    for _ in 0..63 {
+        t.commit(&[HandTable::add("a.parquet", size, json!({}), None)])
+            .unwrap();
+    }
+    let local = object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap();
+    let slow = Arc::new(RecordingStore::new(local));
+    let gate = Arc::new(FaultStore::new(Arc::clone(&slow)));
+    let store = dar_io::TableStore::builder("memory://t")
+        .with_store(Arc::clone(&gate) as Arc<dyn ObjectStore>)
+        .build()
+        .unwrap();
+    let table = dar_scan::Table::from_store(store, dar_scan::TableOptions::new())
+        .await
+        .unwrap();
+    slow.set_delay(Duration::from_millis(30));
+    let opened = gate.max_in_flight();
+    let plan = table
+        .changes(v(0), None)
+        .with_concurrency(32)
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(plan.tasks().len(), 64);
+    assert!(opened <= 8, "replay reads 8 ahead: {opened}");
+    assert!(
+        gate.max_in_flight() > 8,
+        "commit reads in flight: {}",
+        gate.max_in_flight()
+    );
+}
