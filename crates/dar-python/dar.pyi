@@ -161,6 +161,37 @@ class Table:
         `SchemaViolationError`, `PathRefusedError` or `InternalError`.
         """
 
+    def changes(
+        self,
+        start: Union[int, str, datetime.datetime],
+        end: Optional[Union[int, str, datetime.datetime]] = None,
+        columns: Optional[Sequence[str]] = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        batch_size: Optional[int] = None,
+    ) -> Scan:
+        """Describes the change data feed of versions `start` to `end` as a scan.
+
+        Args:
+            start: the first version (`int`), or a time (`datetime` or RFC 3339
+                `str`): the first commit at or after it.
+            end: the last version, or a time: the last commit at or before it;
+                the latest version by default.
+            columns: the table's columns, in order; all by default. The change
+                columns `_change_type`, `_commit_version` and `_commit_timestamp`
+                always follow.
+            filter: a SQL predicate, as for `scan`; it may name the change columns.
+            limit: at most this many rows.
+            batch_size: rows per batch.
+
+        Raises:
+            InvalidArgumentError: a start after the end or beyond the latest
+                version, a time outside the history, an unknown column.
+            ProtocolUnsupportedError: the change data feed off at a version of
+                the range, or a schema change it cannot reconcile.
+            NotFoundError: a commit of the range removed by log cleanup.
+        """
+
 class Scan:
     """A described scan: consume it with `to_table()`, `to_reader()`, `count()`,
     or hand it to anything that takes an Arrow stream. Each consumption runs

@@ -35,6 +35,10 @@ pub enum Command {
     /// The rows of a snapshot: projection, filter, limit, several output
     /// formats.
     Scan(ScanArgs),
+    /// The change data feed between two versions: every inserted, deleted
+    /// and updated row, with `_change_type`, `_commit_version` and
+    /// `_commit_timestamp` (tables with `delta.enableChangeDataFeed`).
+    Changes(ChangesArgs),
     /// A SQL query (DataFusion) over Delta tables: tables named with
     /// `--table NAME=URI`, or `delta_scan('uri' [, version | 'timestamp'])` in the query.
     #[cfg(feature = "sql")]
@@ -218,6 +222,70 @@ pub struct ScanArgs {
     /// stage) to standard error.
     #[arg(long)]
     pub stats: bool,
+}
+
+/// `dar changes`.
+#[derive(Debug, Args)]
+pub struct ChangesArgs {
+    /// The table: a path, a file:// or an s3:// URI.
+    #[arg(value_name = "TABLE")]
+    pub table: String,
+
+    /// First version of the range.
+    #[arg(
+        long,
+        value_name = "V",
+        required_unless_present = "from_timestamp",
+        conflicts_with = "from_timestamp"
+    )]
+    pub from: Option<u64>,
+
+    /// Start at the first commit at or after this time: RFC 3339
+    /// (`2024-01-31T12:00:00Z`) or milliseconds since the epoch.
+    #[arg(long, value_name = "T")]
+    pub from_timestamp: Option<String>,
+
+    /// Last version of the range (default: the latest).
+    #[arg(long, value_name = "V", conflicts_with = "to_timestamp")]
+    pub to: Option<u64>,
+
+    /// End at the last commit at or before this time.
+    #[arg(long, value_name = "T")]
+    pub to_timestamp: Option<String>,
+
+    /// Output columns of the table in this order, comma-separated; the
+    /// change columns follow unless listed. Default: every column.
+    #[arg(long, value_name = "a,b.c")]
+    pub columns: Option<String>,
+
+    /// Only changed rows where this SQL predicate is true; it may name
+    /// `_change_type`, `_commit_version` and `_commit_timestamp`.
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+
+    /// At most N rows.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ScanFormat::Table)]
+    pub format: ScanFormat,
+
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print the scan metrics to standard error.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// A storage option for the object store (repeatable).
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    pub storage_options: Vec<String>,
+
+    /// Refuse any data or deletion-vector file outside the table root.
+    #[arg(long)]
+    pub confine_paths: bool,
 }
 
 /// `dar sql`.

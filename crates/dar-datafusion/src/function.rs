@@ -1,9 +1,10 @@
-//! The table function `delta_scan('uri' [, version | 'timestamp'])`.
+//! The table functions `delta_scan('uri' [, version | 'timestamp'])` and
+//! `table_changes('uri', start [, end])`.
 
 use std::sync::Arc;
 
 use dar_io::StorageOptions;
-use dar_scan::{Table, TableOptions};
+use dar_scan::{ChangeBound, Table, TableOptions};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::logical_expr::Expr as DfExpr;
@@ -105,7 +106,7 @@ impl TableFunctionImpl for DeltaScanFunction {
                 return Err(usage(&format!("{SECOND_ARGUMENT}, not {other}")));
             }
         }
-        let table = open_blocking(&uri, options)?;
+        let table = block(&uri, || Table::open_with(&uri, options))?;
         Ok(Arc::new(DeltaTableProvider::with_options(
             table,
             self.options,
@@ -113,18 +114,102 @@ impl TableFunctionImpl for DeltaScanFunction {
     }
 }
 
-/// Opens a table from synchronous code (DataFusion calls table functions
-/// synchronously while planning): on the current multi-threaded tokio
-/// runtime when there is one, else on a fresh single-threaded runtime on a
-/// helper thread. (The opening future is not `Send`: it is created on the
-/// thread that runs it.)
-fn open_blocking(uri: &str, options: TableOptions) -> Result<Table> {
+/// `table_changes('uri', start [, end])`: the change data feed of the Delta
+/// table at `uri` from `start` to `end` (the latest version without it),
+/// each a version (an integer literal) or a time (a string literal: RFC
+/// 3339 or milliseconds since the epoch; a start is the first commit at or
+/// after it, an end the last commit at or before it). Columns: the table's
+/// at the end version and `_change_type`, `_commit_version`,
+/// `_commit_timestamp`; filters, projections and limits are pushed down as
+/// for `delta_scan`.
+#[derive(Debug, Clone, Default)]
+pub struct TableChangesFunction {
+    storage: StorageOptions,
+    options: DeltaScanOptions,
+}
+
+impl TableChangesFunction {
+    /// The function with storage options for every table it opens.
+    pub fn new(storage: StorageOptions, options: DeltaScanOptions) -> Self {
+        Self { storage, options }
+    }
+}
+
+fn changes_usage(detail: &str) -> DataFusionError {
+    DataFusionError::Plan(format!("table_changes('uri', start [, end]): {detail}"))
+}
+
+/// A bound of `table_changes`.
+fn change_bound(which: &str, expr: &DfExpr) -> Result<ChangeBound> {
+    let invalid = || {
+        changes_usage(&format!(
+            "the {which} must be a version (an integer literal) or a timestamp (a string \
+             literal: RFC 3339 or milliseconds since the epoch), not {expr}"
+        ))
+    };
+    let DfExpr::Literal(v, _) = expr else {
+        return Err(invalid());
+    };
+    match point(v) {
+        Some(Point::Version(text)) => Ok(ChangeBound::Version(
+            dar_scan::parse_version(&text).map_err(|e| changes_usage(&e.to_string()))?,
+        )),
+        Some(Point::Timestamp(text)) => Ok(ChangeBound::TimestampMs(
+            dar_scan::parse_timestamp_ms(text).map_err(|e| changes_usage(&e.to_string()))?,
+        )),
+        None => Err(invalid()),
+    }
+}
+
+impl TableFunctionImpl for TableChangesFunction {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        let exprs = args.exprs();
+        let uri = match exprs.first() {
+            Some(DfExpr::Literal(
+                ScalarValue::Utf8(Some(s))
+                | ScalarValue::Utf8View(Some(s))
+                | ScalarValue::LargeUtf8(Some(s)),
+                _,
+            )) => s.clone(),
+            Some(_) => return Err(changes_usage("the first argument must be a string literal")),
+            None => return Err(changes_usage("missing the table URI")),
+        };
+        if !(2..=3).contains(&exprs.len()) {
+            return Err(changes_usage(&format!(
+                "takes 2 or 3 arguments, got {}",
+                exprs.len()
+            )));
+        }
+        let start = change_bound("start", &exprs[1])?;
+        let end = exprs.get(2).map(|e| change_bound("end", e)).transpose()?;
+        let options = TableOptions::new().with_storage_options(self.storage.clone());
+        let scan_options = self.options;
+        let open_uri = uri.clone();
+        let provider = block(&uri, move || async move {
+            let table = Table::open_with(&open_uri, options).await?;
+            DeltaTableProvider::changes_of(table, start, end, scan_options).await
+        })?;
+        Ok(Arc::new(provider))
+    }
+}
+
+/// Runs the future `make` returns from synchronous code (DataFusion calls
+/// table functions synchronously while planning): on the current
+/// multi-threaded tokio runtime when there is one, else on a fresh
+/// single-threaded runtime on a helper thread. (The future need not be
+/// `Send`: it is created on the thread that runs it.) `uri` names the
+/// table if the helper thread stops.
+fn block<T, F, M>(uri: &str, make: M) -> Result<T>
+where
+    T: Send,
+    M: FnOnce() -> F + Send,
+    F: Future<Output = dar_scan::Result<T>>,
+{
     use tokio::runtime::{Handle, RuntimeFlavor};
     if let Ok(handle) = Handle::try_current()
         && handle.runtime_flavor() == RuntimeFlavor::MultiThread
     {
-        return tokio::task::block_in_place(|| handle.block_on(Table::open_with(uri, options)))
-            .map_err(scan_error);
+        return tokio::task::block_in_place(|| handle.block_on(make())).map_err(scan_error);
     }
     std::thread::scope(|scope| {
         scope
@@ -133,14 +218,12 @@ fn open_blocking(uri: &str, options: TableOptions) -> Result<Table> {
                     .enable_all()
                     .build()
                     .map_err(|e| DataFusionError::External(Box::new(e)))?;
-                runtime
-                    .block_on(Table::open_with(uri, options))
-                    .map_err(scan_error)
+                runtime.block_on(make()).map_err(scan_error)
             })
             .join()
             .unwrap_or_else(|_| {
                 Err(DataFusionError::Execution(format!(
-                    "delta_scan: the thread opening '{}' stopped",
+                    "the thread opening '{}' stopped",
                     dar_io::redact_uri(uri)
                 )))
             })

@@ -68,18 +68,21 @@ use datafusion::prelude::SessionContext;
 
 pub use exec::DeltaScanExec;
 pub use factory::DeltaTableFactory;
-pub use function::DeltaScanFunction;
+pub use function::{DeltaScanFunction, TableChangesFunction};
 pub use options::{DeltaScanOptions, PARTITION_DICTIONARY_KEY};
 pub use provider::{DeltaTableProvider, datafusion_schema, register_delta_table};
 pub use query::{MAX_EXPR_NESTING, QueryOptions, sql};
 
 /// The name of the table function.
 pub const DELTA_SCAN_FUNCTION: &str = "delta_scan";
+/// The name of the change-data-feed table function.
+pub const TABLE_CHANGES_FUNCTION: &str = "table_changes";
 /// The file type of `CREATE EXTERNAL TABLE ... STORED AS DELTA`.
 pub const DELTA_FILE_TYPE: &str = "DELTA";
 
-/// Registers dar in `ctx` with default options: the table function
-/// `delta_scan('uri' [, version | 'timestamp'])` and `STORED AS DELTA`.
+/// Registers dar in `ctx` with default options: the table functions
+/// `delta_scan('uri' [, version | 'timestamp'])` and `table_changes('uri',
+/// start [, end])`, and `STORED AS DELTA`.
 pub fn register_dar(ctx: &SessionContext) {
     register_dar_with(ctx, StorageOptions::new(), DeltaScanOptions::default());
 }
@@ -90,6 +93,10 @@ pub fn register_dar_with(ctx: &SessionContext, storage: StorageOptions, options:
     ctx.register_udtf(
         DELTA_SCAN_FUNCTION,
         Arc::new(DeltaScanFunction::new(storage.clone(), options)),
+    );
+    ctx.register_udtf(
+        TABLE_CHANGES_FUNCTION,
+        Arc::new(TableChangesFunction::new(storage.clone(), options)),
     );
     let state = ctx.state_ref();
     let mut state = state.write();

@@ -4,7 +4,7 @@ use std::sync::{Arc, RwLock};
 
 use arrow_schema::{Schema, SchemaRef};
 use async_trait::async_trait;
-use dar_scan::{ScanError, Table, TableOptions};
+use dar_scan::{ChangeBound, ScanError, Table, TableOptions};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, DFSchema, DataFusionError, Result, Statistics};
@@ -23,7 +23,19 @@ use crate::statistics::to_datafusion;
 #[derive(Debug)]
 struct Current {
     table: Table,
+    /// The schema DataFusion sees.
     schema: SchemaRef,
+    /// The schema dar reads (filters convert against it).
+    dar: SchemaRef,
+    /// A change data feed of this range instead of the snapshot's rows.
+    changes: Option<ChangeRange>,
+}
+
+/// The range of a change-data-feed provider.
+#[derive(Debug, Clone, Copy)]
+struct ChangeRange {
+    start: ChangeBound,
+    end: Option<ChangeBound>,
 }
 
 /// A Delta table (one snapshot, which [`DeltaTableProvider::refresh`]
@@ -60,10 +72,58 @@ impl DeltaTableProvider {
         Ok(Self::new(table))
     }
 
+    /// The change data feed of `table` from `start` to `end` (the latest
+    /// when `None`): the table's columns at the end version and
+    /// `_change_type`, `_commit_version`, `_commit_timestamp`, with the
+    /// same pushdown as a scan (filters on the change columns included).
+    /// The range is checked here (its commits read once).
+    ///
+    /// # Errors
+    ///
+    /// The range's refusals ([`Table::changes`]), as DataFusion errors.
+    pub async fn changes(
+        table: Table,
+        start: ChangeBound,
+        end: Option<ChangeBound>,
+        options: DeltaScanOptions,
+    ) -> Result<Self> {
+        Self::changes_of(table, start, end, options)
+            .await
+            .map_err(scan_error)
+    }
+
+    /// [`DeltaTableProvider::changes`], failing with dar-scan's error.
+    pub(crate) async fn changes_of(
+        table: Table,
+        start: ChangeBound,
+        end: Option<ChangeBound>,
+        options: DeltaScanOptions,
+    ) -> dar_scan::Result<Self> {
+        let plan = table.changes(start, end).build().await?;
+        let dar = Arc::clone(plan.schema());
+        let partition_columns = table.snapshot().partition_columns().to_vec();
+        let schema = Arc::new(options.datafusion_schema(&dar, &partition_columns));
+        let current = Current {
+            table,
+            schema,
+            dar,
+            changes: Some(ChangeRange { start, end }),
+        };
+        Ok(Self {
+            current: RwLock::new(Arc::new(current)),
+            options,
+        })
+    }
+
     fn current(table: Table, options: &DeltaScanOptions) -> Current {
         let partition_columns = table.snapshot().partition_columns().to_vec();
         let schema = Arc::new(options.datafusion_schema(table.schema(), &partition_columns));
-        Current { table, schema }
+        Current {
+            dar: Arc::clone(table.schema()),
+            table,
+            schema,
+            changes: None,
+        }
     }
 
     fn load(&self) -> Arc<Current> {
@@ -88,7 +148,17 @@ impl DeltaTableProvider {
     /// Replaces the snapshot queries see (for example a table reopened at
     /// another version); queries planned before keep theirs.
     pub fn set_table(&self, table: Table) {
-        let next = Arc::new(Self::current(table, &self.options));
+        let old = self.load();
+        let next = Arc::new(match old.changes {
+            // A change feed keeps its range and schema.
+            Some(range) => Current {
+                table,
+                schema: Arc::clone(&old.schema),
+                dar: Arc::clone(&old.dar),
+                changes: Some(range),
+            },
+            None => Self::current(table, &self.options),
+        });
         *self
             .current
             .write()
@@ -111,7 +181,7 @@ impl DeltaTableProvider {
     fn schemas<'a>(current: &'a Current) -> Schemas<'a> {
         Schemas {
             datafusion: &current.schema,
-            dar: current.table.schema(),
+            dar: &current.dar,
         }
     }
 
@@ -134,22 +204,40 @@ impl DeltaTableProvider {
             Some(p) => Arc::new(current.schema.project(p)?),
             None => Arc::clone(&current.schema),
         };
-        let mut builder = table.scan().with_batch_size(batch_size.max(1));
-        builder = builder.with_column_paths(
-            output
-                .fields()
-                .iter()
-                .map(|f| vec![f.name().clone()])
-                .collect(),
-        );
+        let paths: Vec<Vec<String>> = output
+            .fields()
+            .iter()
+            .map(|f| vec![f.name().clone()])
+            .collect();
         let predicate = (!predicates.is_empty()).then(|| dar_prune::Expr::and_all(predicates));
-        if let Some(p) = &predicate {
-            builder = builder.with_predicate(p.clone());
-        }
-        if let Some(l) = limit {
-            builder = builder.with_limit(l);
-        }
-        let mut plan = builder.build().map_err(scan_error)?;
+        let mut plan = match current.changes {
+            Some(range) => {
+                let mut builder = table
+                    .changes(range.start, range.end)
+                    .with_batch_size(batch_size.max(1))
+                    .with_only_columns(paths);
+                if let Some(p) = &predicate {
+                    builder = builder.with_predicate(p.clone());
+                }
+                if let Some(l) = limit {
+                    builder = builder.with_limit(l);
+                }
+                builder.build().await.map_err(scan_error)?
+            }
+            None => {
+                let mut builder = table
+                    .scan()
+                    .with_batch_size(batch_size.max(1))
+                    .with_column_paths(paths);
+                if let Some(p) = &predicate {
+                    builder = builder.with_predicate(p.clone());
+                }
+                if let Some(l) = limit {
+                    builder = builder.with_limit(l);
+                }
+                builder.build().map_err(scan_error)?
+            }
+        };
         if self.options.resolve_at_plan() {
             plan = plan.resolve().await.map_err(scan_error)?;
         }
@@ -169,7 +257,7 @@ impl DeltaTableProvider {
         let groups = parts.into_iter().map(|p| p.tasks().to_vec()).collect();
         let description = ScanDescription {
             uri: table.uri().to_string(),
-            version: table.version(),
+            version: plan.context().spec().version(),
             predicate: predicate.map(|p| p.to_string()),
             limit,
             resolved: self.options.resolve_at_plan(),
@@ -206,6 +294,10 @@ impl TableProvider for DeltaTableProvider {
 
     fn statistics(&self) -> Option<Statistics> {
         let current = self.load();
+        if current.changes.is_some() {
+            // The log's statistics describe the snapshot, not the feed.
+            return None;
+        }
         let plan = current.table.scan().build().ok()?;
         Some(to_datafusion(&plan.statistics(), &current.schema))
     }

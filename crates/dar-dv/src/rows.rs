@@ -31,6 +31,22 @@ impl DeletedRows {
         Self { rows }
     }
 
+    /// The rows of `[0, rows)` to skip in order to read only those that
+    /// `newer` deletes and `older` does not (`older`: none when `None`).
+    /// For a change data feed over a replaced deletion vector: with the
+    /// new DV as `newer`, the rows it newly deletes; with the old one, the
+    /// rows it no longer deletes.
+    pub fn all_but_difference(newer: &DeletedRows, older: Option<&DeletedRows>, rows: u64) -> Self {
+        let mut changed = newer.rows.clone();
+        if let Some(o) = older {
+            changed -= &o.rows;
+        }
+        let mut skip = RoaringTreemap::new();
+        skip.insert_range(0..rows);
+        skip -= changed;
+        Self { rows: skip }
+    }
+
     /// The underlying treemap.
     pub fn as_treemap(&self) -> &RoaringTreemap {
         &self.rows

@@ -534,3 +534,23 @@ fn unique_id_of_raw_fields() {
     );
     assert_eq!(unique_id("i", "xyz", None), "ixyz");
 }
+
+/// A replaced DV: the rows the new one deletes and the old did not are
+/// read (all others skipped), and the other way round.
+#[test]
+fn all_but_difference_reads_only_the_changed_rows() {
+    let old = DeletedRows::from_iter([1, 2, 5]);
+    let new = DeletedRows::from_iter([2, 5, 7, 9]);
+    let newly_deleted = DeletedRows::all_but_difference(&new, Some(&old), 10);
+    assert_eq!(rows(&newly_deleted), [0, 1, 2, 3, 4, 5, 6, 8]);
+    assert_eq!(newly_deleted.surviving_in(0..10), 2);
+    let restored = DeletedRows::all_but_difference(&old, Some(&new), 10);
+    assert_eq!(restored.surviving_in(0..10), 1);
+    assert!(!restored.contains(1));
+    // Without an old DV, every row the new one deletes.
+    let first = DeletedRows::all_but_difference(&new, None, 10);
+    assert_eq!(first.surviving_in(0..10), 4);
+    // Indexes at or past the file's rows are never read.
+    let past = DeletedRows::all_but_difference(&DeletedRows::from_iter([3, 12]), None, 10);
+    assert_eq!(past.surviving_in(0..10), 1);
+}

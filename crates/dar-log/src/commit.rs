@@ -121,9 +121,17 @@ pub struct AddLine<'a> {
     /// `deletionVector`.
     #[serde(default, borrow)]
     pub deletion_vector: Option<DvLine<'a>>,
+    /// `dataChange` (required by the protocol; read as true when absent).
+    #[serde(default = "yes")]
+    pub data_change: bool,
 }
 
-/// A `remove` line: only the key matters to readers.
+fn yes() -> bool {
+    true
+}
+
+/// A `remove` line: the key matters to snapshot readers; a change data
+/// feed also reads its optional file fields (`extendedFileMetadata`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RemoveLine<'a> {
@@ -133,6 +141,32 @@ pub struct RemoveLine<'a> {
     /// `deletionVector`.
     #[serde(default, borrow)]
     pub deletion_vector: Option<DvLine<'a>>,
+    /// `dataChange` (required by the protocol; read as true when absent).
+    #[serde(default = "yes")]
+    pub data_change: bool,
+    /// `partitionValues` (optional on removes).
+    #[serde(default, borrow)]
+    pub partition_values: Option<PartitionEntries<'a>>,
+    /// `size` (optional on removes).
+    #[serde(default)]
+    pub size: Option<i64>,
+    /// `stats` (optional on removes).
+    #[serde(default, borrow)]
+    pub stats: Option<Cow<'a, str>>,
+}
+
+/// A `cdc` line (protocol §2.4): a change data file of one commit.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CdcLine<'a> {
+    /// `path`.
+    #[serde(borrow)]
+    pub path: Cow<'a, str>,
+    /// `partitionValues`.
+    #[serde(default, borrow)]
+    pub partition_values: PartitionEntries<'a>,
+    /// `size`.
+    pub size: i64,
 }
 
 /// A `sidecar` line (V2 JSON checkpoints only).
@@ -152,6 +186,8 @@ struct Line<'a> {
     add: Option<AddLine<'a>>,
     #[serde(default, borrow)]
     remove: Option<RemoveLine<'a>>,
+    #[serde(default, borrow)]
+    cdc: Option<CdcLine<'a>>,
     #[serde(default)]
     protocol: Option<Protocol>,
     #[serde(default, rename = "metaData")]
@@ -173,6 +209,8 @@ pub enum Action<'a> {
     Add(AddLine<'a>),
     /// `remove`.
     Remove(RemoveLine<'a>),
+    /// `cdc` (read by change data feeds only).
+    Cdc(CdcLine<'a>),
     /// `protocol`.
     Protocol(Protocol),
     /// `metaData`.
@@ -256,6 +294,8 @@ pub fn parse_actions<'a>(
             Action::Add(a)
         } else if let Some(r) = parsed.remove {
             Action::Remove(r)
+        } else if let Some(c) = parsed.cdc {
+            Action::Cdc(c)
         } else if let Some(p) = parsed.protocol {
             Action::Protocol(p)
         } else if let Some(m) = parsed.meta_data {
@@ -305,6 +345,7 @@ mod tests {
                     "{line}:remove:{}",
                     r.deletion_vector.map(|d| d.unique_id()).unwrap_or_default()
                 ),
+                Action::Cdc(c) => format!("{line}:cdc:{}:{}", c.path, c.size),
                 Action::CommitInfo(c) => {
                     let ci = commit_info("f.json", line, c)?;
                     format!("{line}:ci:{:?}:{:?}", ci.timestamp, ci.in_commit_timestamp)
@@ -319,7 +360,8 @@ mod tests {
             [
                 "1:ci:Some(5):Some(7)",
                 "2:add:a%20b.parquet",
-                "4:remove:uab@1"
+                "4:remove:uab@1",
+                "6:cdc:_change_data/x.parquet:1"
             ]
         );
     }

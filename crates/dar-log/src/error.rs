@@ -284,6 +284,46 @@ pub enum LogError {
         /// The column's Delta type.
         data_type: String,
     },
+    // ---- change data feed (changes.rs) ----
+    /// A change range that does not fit the table's history.
+    #[error("invalid change range: {reason}")]
+    ChangeRange {
+        /// What is wrong, naming the versions or timestamps.
+        reason: String,
+    },
+    /// A commit of a change range is gone from the log (log cleanup).
+    #[error(
+        "commit version {version} of the change range is missing from {log_dir} (removed by log cleanup?): its changes cannot be read"
+    )]
+    ChangeCommitMissing {
+        /// The missing version.
+        version: u64,
+        /// The `_delta_log/` prefix.
+        log_dir: String,
+    },
+    /// The change data feed is off at a version of the range.
+    #[error(
+        "change data feed is not enabled at version {version} (table property delta.enableChangeDataFeed is not true)"
+    )]
+    ChangeDataFeedDisabled {
+        /// The version whose metadata has the feed off.
+        version: u64,
+    },
+    /// The schema at a version of a change range cannot be read as the
+    /// schema at its end.
+    #[error(
+        "the change range crosses a schema change it cannot reconcile: at version {version}, column '{column}' {reason} by end version {end}"
+    )]
+    ChangeFeedSchema {
+        /// The version whose schema differs.
+        version: u64,
+        /// The end version of the range.
+        end: u64,
+        /// The column (logical name at the end version).
+        column: String,
+        /// What changes.
+        reason: String,
+    },
     /// An Arrow input (e.g. a checkpoint's `partitionValues`) has the wrong type.
     #[error("column '{column}' has Arrow type {found}, expected {expected}")]
     UnexpectedArrowType {

@@ -52,6 +52,7 @@
 
 pub mod actions;
 pub mod add_columns;
+pub mod changes;
 pub mod checkpoint;
 pub mod commit;
 pub mod error;
@@ -67,6 +68,7 @@ pub mod snapshot;
 pub mod stats;
 pub mod time_travel;
 
+pub use changes::{ChangeBound, ChangeFeed, ChangeSource, CommitChanges};
 pub use error::{LogError, Result};
 pub use file_index::FileIndex;
 pub use paths::{FileLocation, TablePaths};

@@ -173,7 +173,7 @@ impl<'p> Replayer<'p> {
                     self.commit_info = Some(commit_info(&path, line, raw)?);
                 }
                 // checkpointMetadata / sidecar are invalid in commits: ignore.
-                Action::CommitInfo(_) | Action::Sidecar(_) => {}
+                Action::CommitInfo(_) | Action::Sidecar(_) | Action::Cdc(_) => {}
             }
             Ok(())
         })?;

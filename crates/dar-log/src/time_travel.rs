@@ -71,7 +71,7 @@ pub fn monotonized_times(times: impl IntoIterator<Item = i64>) -> Vec<i64> {
     out
 }
 
-async fn in_commit_timestamp(store: &dyn ObjectStore, f: &LogFile) -> Result<i64> {
+pub(crate) async fn in_commit_timestamp(store: &dyn ObjectStore, f: &LogFile) -> Result<i64> {
     let path = f.location.to_string();
     let bytes = read_log_file(store, f).await?;
     let ict = first_commit_info(&path, &bytes).and_then(|c| c.in_commit_timestamp);
@@ -85,7 +85,7 @@ async fn in_commit_timestamp(store: &dyn ObjectStore, f: &LogFile) -> Result<i64
 /// The earliest reconstructible version in a listing from version 0: 0 when
 /// commit 0 exists, else the oldest checkpoint with contiguous commits after
 /// it; `None` when there is neither.
-fn earliest_version(dir: &Path, files: &[LogFile]) -> Option<u64> {
+pub(crate) fn earliest_version(dir: &Path, files: &[LogFile]) -> Option<u64> {
     if files
         .iter()
         .any(|f| f.version == 0 && f.kind == LogFileKind::Commit)
@@ -110,7 +110,11 @@ fn earliest_version(dir: &Path, files: &[LogFile]) -> Option<u64> {
 
 /// `(version, ms)` for the commits in `files` from `earliest` on and before
 /// `ict_from`: their modification times, monotonized.
-fn file_time_series(files: &[LogFile], earliest: u64, ict_from: Option<u64>) -> Vec<(u64, i64)> {
+pub(crate) fn file_time_series(
+    files: &[LogFile],
+    earliest: u64,
+    ict_from: Option<u64>,
+) -> Vec<(u64, i64)> {
     let before: Vec<&LogFile> = files
         .iter()
         .filter(|f| {

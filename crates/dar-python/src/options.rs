@@ -40,6 +40,15 @@ pub fn timestamp_ms(value: &Bound<'_, PyAny>) -> PyResult<i64> {
     )))
 }
 
+/// A bound of `Table.changes`: a version (`int`) or a time (as
+/// `timestamp=`, but not an `int`).
+pub fn change_bound(value: &Bound<'_, PyAny>) -> PyResult<dar_scan::ChangeBound> {
+    if let Ok(v) = value.cast::<PyInt>() {
+        return Ok(dar_scan::ChangeBound::Version(version(v)?));
+    }
+    Ok(dar_scan::ChangeBound::TimestampMs(timestamp_ms(value)?))
+}
+
 /// `version=`: a non-negative `int`.
 pub fn version(value: &Bound<'_, PyInt>) -> PyResult<u64> {
     if let Ok(v) = value.extract::<u64>() {

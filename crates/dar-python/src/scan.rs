@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use dar_scan::{ErrorKind, ScanMetrics, ScanPlan};
+use dar_scan::{ChangeBound, ErrorKind, ScanMetrics, ScanPlan};
 use futures::StreamExt;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
@@ -19,19 +19,25 @@ use crate::metrics::metrics_dict;
 use crate::runtime::wait;
 use crate::stream::{BatchIterator, ScanReader};
 
-/// What a scan reads: the table and the arguments of `Table.scan`.
+/// What a scan reads: the table and the arguments of `Table.scan` (or of
+/// `Table.changes`, with its range).
 struct ScanSpec {
     table: dar_scan::Table,
     columns: Option<Vec<String>>,
     filter: Option<String>,
     limit: Option<usize>,
     batch_size: Option<usize>,
+    changes: Option<(ChangeBound, Option<ChangeBound>)>,
 }
 
 impl ScanSpec {
     /// A fresh plan (`count`: no columns, so row counts can come from the
-    /// log), with dar-scan's messages for what cannot be planned.
-    fn build(&self, count: bool) -> PyResult<ScanPlan> {
+    /// log), with dar-scan's messages for what cannot be planned. A change
+    /// feed reads its commits here, with the GIL released.
+    fn build(&self, py: Python<'_>, count: bool) -> PyResult<ScanPlan> {
+        if let Some((start, end)) = self.changes {
+            return self.build_changes(py, start, end, count);
+        }
         let mut builder = self.table.scan();
         if count {
             builder = builder.with_columns(Vec::<String>::new());
@@ -49,6 +55,32 @@ impl ScanSpec {
         }
         builder
             .build()
+            .map_err(|e| build_to_py(&self.table, self.filter.as_deref(), e))
+    }
+
+    fn build_changes(
+        &self,
+        py: Python<'_>,
+        start: ChangeBound,
+        end: Option<ChangeBound>,
+        count: bool,
+    ) -> PyResult<ScanPlan> {
+        let mut builder = self.table.changes(start, end);
+        if count {
+            builder = builder.with_columns(Vec::<String>::new());
+        } else if let Some(columns) = &self.columns {
+            builder = builder.with_columns(columns);
+        }
+        if let Some(filter) = &self.filter {
+            builder = builder.with_predicate_sql(filter.clone());
+        }
+        if let Some(limit) = self.limit {
+            builder = builder.with_limit(limit);
+        }
+        if let Some(batch_size) = self.batch_size {
+            builder = builder.with_batch_size(batch_size);
+        }
+        wait(py, move || builder.build())?
             .map_err(|e| build_to_py(&self.table, self.filter.as_deref(), e))
     }
 }
@@ -90,13 +122,16 @@ fn poisoned<T>(_: T) -> PyErr {
 }
 
 impl Scan {
-    /// Checks the arguments by planning the scan once.
+    /// Checks the arguments by planning the scan once; with `changes`, the
+    /// change data feed of that range.
     pub fn new(
+        py: Python<'_>,
         table: dar_scan::Table,
         columns: Option<Vec<String>>,
         filter: Option<String>,
         limit: Option<usize>,
         batch_size: Option<usize>,
+        changes: Option<(ChangeBound, Option<ChangeBound>)>,
     ) -> PyResult<Self> {
         let spec = ScanSpec {
             table,
@@ -104,8 +139,9 @@ impl Scan {
             filter,
             limit,
             batch_size,
+            changes,
         };
-        let plan = spec.build(false)?;
+        let plan = spec.build(py, false)?;
         Ok(Self {
             spec,
             schema: plan.schema().clone(),
@@ -115,7 +151,7 @@ impl Scan {
     }
 
     /// The plan for one consumption; its metrics become `metrics()`.
-    fn plan(&self, count: bool) -> PyResult<ScanPlan> {
+    fn plan(&self, py: Python<'_>, count: bool) -> PyResult<ScanPlan> {
         let unused = if count {
             None
         } else {
@@ -123,7 +159,7 @@ impl Scan {
         };
         let plan = match unused {
             Some(plan) => plan,
-            None => self.spec.build(count)?,
+            None => self.spec.build(py, count)?,
         };
         *self.metrics.lock().map_err(poisoned)? = plan.metrics().clone();
         Ok(plan)
@@ -148,14 +184,14 @@ impl Scan {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let plan = self.plan(false)?;
+        let plan = self.plan(py, false)?;
         stream_capsule(py, Box::new(ScanReader::new(&plan)))
     }
 
     /// Runs the scan as a `pyarrow.RecordBatchReader`; errors while
     /// reading raise `dar.DarError`s.
     fn to_reader<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let plan = self.plan(false)?;
+        let plan = self.plan(py, false)?;
         let schema = pyarrow_schema(py, plan.schema().clone())?;
         let batches = Bound::new(py, BatchIterator::new(&plan))?;
         py.import("pyarrow")?
@@ -165,7 +201,7 @@ impl Scan {
 
     /// Runs the scan into a `pyarrow.Table` (one chunk per batch).
     fn to_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let plan = self.plan(false)?;
+        let plan = self.plan(py, false)?;
         let mut batches = Vec::new();
         each_batch(py, &plan, |b| batches.push(b))?;
         pyarrow_table(py, plan.schema().clone(), batches)
@@ -174,7 +210,7 @@ impl Scan {
     /// The number of rows the scan returns (answered from the log's
     /// statistics where they are exact, without reading data files).
     fn count(&self, py: Python<'_>) -> PyResult<u64> {
-        let plan = self.plan(true)?;
+        let plan = self.plan(py, true)?;
         let mut rows = 0u64;
         each_batch(py, &plan, |b| rows += b.num_rows() as u64)?;
         Ok(rows)

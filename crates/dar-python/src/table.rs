@@ -10,7 +10,7 @@ use pyo3::types::{PyDict, PyInt, PyList};
 
 use crate::errors::{exception, scan_to_py};
 use crate::export::{pyarrow_schema, pyarrow_table};
-use crate::options::{count_argument, table_options};
+use crate::options::{change_bound, count_argument, table_options};
 use crate::runtime::wait;
 use crate::scan::Scan;
 
@@ -167,17 +167,52 @@ impl Table {
     #[pyo3(signature = (columns = None, filter = None, limit = None, batch_size = None))]
     fn scan(
         &self,
+        py: Python<'_>,
         columns: Option<Vec<String>>,
         filter: Option<String>,
         limit: Option<&Bound<'_, PyInt>>,
         batch_size: Option<&Bound<'_, PyInt>>,
     ) -> PyResult<Scan> {
         Scan::new(
+            py,
             self.current()?,
             columns,
             filter,
             count_argument("limit", limit)?,
             count_argument("batch_size", batch_size)?,
+            None,
+        )
+    }
+
+    /// Describes the change data feed of versions `start` to `end` (the
+    /// latest when `None`) as a scan: each bound a version (`int`) or a
+    /// time (`datetime.datetime` or RFC 3339 `str`: a start is the first
+    /// commit at or after it, an end the last commit at or before it).
+    /// Rows carry the table's columns (or `columns`) and `_change_type`,
+    /// `_commit_version` and `_commit_timestamp`; `filter` may name them.
+    /// The commits are read here: a range that cannot be read raises.
+    #[pyo3(signature = (start, end = None, columns = None, filter = None, limit = None, batch_size = None))]
+    #[allow(clippy::too_many_arguments, reason = "the Python signature")]
+    fn changes(
+        &self,
+        py: Python<'_>,
+        start: &Bound<'_, PyAny>,
+        end: Option<&Bound<'_, PyAny>>,
+        columns: Option<Vec<String>>,
+        filter: Option<String>,
+        limit: Option<&Bound<'_, PyInt>>,
+        batch_size: Option<&Bound<'_, PyInt>>,
+    ) -> PyResult<Scan> {
+        let start = change_bound(start)?;
+        let end = end.map(change_bound).transpose()?;
+        Scan::new(
+            py,
+            self.current()?,
+            columns,
+            filter,
+            count_argument("limit", limit)?,
+            count_argument("batch_size", batch_size)?,
+            Some((start, end)),
         )
     }
 

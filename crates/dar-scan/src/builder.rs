@@ -19,7 +19,7 @@ use crate::table::Table;
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 
 #[derive(Debug, Clone)]
-enum PredicateInput {
+pub(crate) enum PredicateInput {
     Expr(Expr),
     Sql(String),
 }
@@ -34,13 +34,13 @@ impl Table {
 /// Describes a scan of a [`Table`]; consuming `with_*` setters.
 #[derive(Debug, Clone)]
 pub struct ScanBuilder {
-    table: Table,
-    columns: Option<Vec<Vec<String>>>,
-    predicate: Option<PredicateInput>,
-    limit: Option<usize>,
-    batch_size: usize,
+    pub(crate) table: Table,
+    pub(crate) columns: Option<Vec<Vec<String>>>,
+    pub(crate) predicate: Option<PredicateInput>,
+    pub(crate) limit: Option<usize>,
+    pub(crate) batch_size: usize,
     concurrency: Option<usize>,
-    ordered: bool,
+    pub(crate) ordered: bool,
 }
 
 impl ScanBuilder {
@@ -114,6 +114,23 @@ impl ScanBuilder {
         self
     }
 
+    /// The machine-local half of a scan of this table: its store, DV
+    /// cache, path rules, other stores and concurrency.
+    pub(crate) fn runtime(&self) -> ScanRuntime {
+        let table = &self.table;
+        let options = table.options();
+        let mut runtime = ScanRuntime::new(table.store().clone())
+            .with_dv_cache(Arc::clone(table.dv_cache()))
+            .with_paths_confined_to_root(options.confined_to_root());
+        if let Some(n) = self.concurrency {
+            runtime = runtime.with_concurrency(n);
+        }
+        for (origin, store) in options.other_stores() {
+            runtime = runtime.with_store_for(origin.clone(), store.clone());
+        }
+        runtime
+    }
+
     /// Validates the options, binds the predicate, prunes files with the
     /// file index, and returns the plan.
     ///
@@ -125,6 +142,7 @@ impl ScanBuilder {
     /// the schema, and [`ScanError::Log`] when the file index cannot be
     /// built (a lazy index) or holds an invalid deletion vector.
     pub fn build(self) -> Result<ScanPlan> {
+        let runtime = self.runtime();
         let table = &self.table;
         let snapshot = table.snapshot();
         if !snapshot.has_schema() {
@@ -159,22 +177,13 @@ impl ScanBuilder {
             schema: table.declared_schema().as_ref().clone(),
             column_mapping: snapshot.column_mapping_mode(),
             partition_columns: snapshot.partition_columns().to_vec(),
+            task_columns: Vec::new(),
             columns,
             predicate,
             batch_size: self.batch_size,
             limit: self.limit,
             ordered: self.ordered,
         };
-        let options = table.options();
-        let mut runtime = ScanRuntime::new(table.store().clone())
-            .with_dv_cache(Arc::clone(table.dv_cache()))
-            .with_paths_confined_to_root(options.confined_to_root());
-        if let Some(n) = self.concurrency {
-            runtime = runtime.with_concurrency(n);
-        }
-        for (origin, store) in options.other_stores() {
-            runtime = runtime.with_store_for(origin.clone(), store.clone());
-        }
         let context = ScanContext::new(spec, runtime)?;
 
         let metrics = context.metrics();

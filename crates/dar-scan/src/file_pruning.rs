@@ -20,6 +20,7 @@ const STRING_PREFIX_KEY: &str = "delta.dataSkippingStringPrefixLength";
 pub(crate) fn file_statistics(
     index: &FileIndex,
     properties: &std::collections::HashMap<String, String>,
+    extra: &ExtraColumns<'_>,
 ) -> FileStatistics {
     let mut b = FileStatistics::builder(index.len())
         .with_num_records(std::sync::Arc::new(index.stats.num_records.clone()))
@@ -43,6 +44,26 @@ pub(crate) fn file_statistics(
     for (col, values) in index.partition_columns.iter().zip(&index.partition_values) {
         b = b.with_partition_values(ColumnPath::new([col.name.clone()]), values.clone());
     }
+    for (name, values) in extra.constants {
+        b = b.with_partition_values(ColumnPath::new([name.to_string()]), values.clone());
+    }
+    for (name, values) in extra.known {
+        // A value known for some files (null: unknown) is their min and
+        // max, with no nulls; the unknown ones keep every bound open.
+        let zeros: arrow_array::Int64Array = values
+            .logical_nulls()
+            .map_or_else(
+                || vec![Some(0); values.len()],
+                |n| n.iter().map(|valid| valid.then_some(0)).collect(),
+            )
+            .into_iter()
+            .collect();
+        let path = ColumnPath::new([name.to_string()]);
+        b = b
+            .with_min(path.clone(), values.clone())
+            .with_max(path.clone(), values.clone())
+            .with_null_count(path, std::sync::Arc::new(zeros));
+    }
     b.build()
 }
 
@@ -53,10 +74,33 @@ pub(crate) fn prune(
     properties: &std::collections::HashMap<String, String>,
     predicate: Option<&Predicate>,
 ) -> (Vec<usize>, usize) {
+    prune_with(index, properties, predicate, &ExtraColumns::default())
+}
+
+/// Columns beyond the file index that file pruning knows per file, each
+/// one array of `index.len()` values.
+#[derive(Debug, Default)]
+pub(crate) struct ExtraColumns<'a> {
+    /// Known exactly for every file, as partition values are (a change
+    /// feed's commit version and timestamp).
+    pub constants: &'a [(&'a str, arrow_array::ArrayRef)],
+    /// Known for the files where the value is not null, and not null
+    /// there (the `_change_type` of a change feed's adds and removes;
+    /// unknown for `cdc` files, whose rows carry theirs).
+    pub known: &'a [(&'a str, arrow_array::ArrayRef)],
+}
+
+/// [`prune`] with more columns known per file (see [`ExtraColumns`]).
+pub(crate) fn prune_with(
+    index: &FileIndex,
+    properties: &std::collections::HashMap<String, String>,
+    predicate: Option<&Predicate>,
+    extra: &ExtraColumns<'_>,
+) -> (Vec<usize>, usize) {
     let Some(p) = predicate else {
         return ((0..index.len()).collect(), 0);
     };
-    let outcome = p.prune(&file_statistics(index, properties));
+    let outcome = p.prune(&file_statistics(index, properties, extra));
     let keep: Vec<usize> = (0..index.len())
         .filter(|i| outcome.keep.is_valid(*i) && outcome.keep.value(*i))
         .collect();
@@ -95,6 +139,7 @@ pub(crate) fn task(index: &FileIndex, i: usize) -> dar_log::Result<ScanTask> {
             .flatten(),
         partition_values,
         deletion_vector: index.deletion_vector(i)?,
+        paired_dv: None,
         access: None,
     })
 }

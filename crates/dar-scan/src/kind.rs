@@ -113,6 +113,11 @@ fn log_kind(error: &LogError) -> ErrorKind {
         E::NoLog { .. } | E::VersionNotFound { .. } | E::TimestampOutOfRange { .. } => {
             ErrorKind::NotFound
         }
+        E::ChangeCommitMissing { .. } => ErrorKind::NotFound,
+        E::ChangeRange { .. } => ErrorKind::InvalidArgument,
+        E::ChangeDataFeedDisabled { .. } | E::ChangeFeedSchema { .. } => {
+            ErrorKind::ProtocolUnsupported
+        }
         E::UnsupportedReaderVersion { .. }
         | E::UnsupportedFeature { .. }
         | E::UnsupportedFormat { .. }

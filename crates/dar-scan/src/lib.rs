@@ -60,6 +60,7 @@
 //! ```
 
 mod builder;
+mod changes;
 mod context;
 mod error;
 mod exec;
@@ -89,6 +90,7 @@ mod task;
 mod tests;
 
 pub use builder::{DEFAULT_BATCH_SIZE, ScanBuilder};
+pub use changes::{CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, ChangesBuilder};
 pub use context::ScanContext;
 pub use error::{Result, ScanError};
 pub use files::{FileColumns, files_batch};
@@ -109,6 +111,8 @@ pub use task::{FileAccess, ScanTask, SelectionRun};
 
 /// Re-exported: the deletion-vector descriptor of a [`ScanTask`].
 pub use dar_dv::DvDescriptor;
+/// Re-exported: one end of a change range ([`Table::changes`]).
+pub use dar_log::ChangeBound;
 /// Re-exported: the typed partition values of a [`ScanTask`].
 pub use dar_prune::Scalar;
 /// Re-exported so callers can build predicates without naming `dar-prune`.

@@ -34,6 +34,11 @@ pub struct ScanSpec {
     pub(crate) schema: Schema,
     pub(crate) column_mapping: ColumnMappingMode,
     pub(crate) partition_columns: Vec<String>,
+    /// Columns that a task may give a value for (in its partition values)
+    /// where its file lacks them: the `_change_type` of a changes scan,
+    /// stored in `cdc` files and decided by the action for the others.
+    #[serde(default)]
+    pub(crate) task_columns: Vec<String>,
     /// Output columns as paths of logical names, in output order.
     pub(crate) columns: Vec<Vec<String>>,
     /// The caller's predicate (its SQL text when serialized).
@@ -56,7 +61,7 @@ struct Header {
 impl ScanSpec {
     /// The format of specs and tasks this build reads and writes. Raised
     /// whenever [`ScanSpec`] or [`crate::ScanTask`] change shape.
-    pub const FORMAT: u32 = 2;
+    pub const FORMAT: u32 = 3;
 
     /// The table URI (credentials removed), to open the store where the
     /// scan runs.
@@ -167,6 +172,7 @@ mod tests {
             ]),
             column_mapping: ColumnMappingMode::Name,
             partition_columns: vec!["p".into()],
+            task_columns: vec![],
             columns: vec![vec!["id".into()]],
             predicate: Some(dar_prune::parse_expr("id > 3 AND p IN ('a', 'b')").unwrap()),
             batch_size: 100,

@@ -72,6 +72,7 @@ mod tests {
             num_records: None,
             partition_values: vec![],
             deletion_vector: None,
+            paired_dv: None,
             access: None,
         }
     }

@@ -51,6 +51,9 @@ pub(crate) struct ScanState {
     pub field_index: HashMap<String, usize>,
     /// Per top-level field: whether it is a partition column.
     pub is_partition: Vec<bool>,
+    /// Per top-level field: whether a task may give its value where the
+    /// file lacks it (`ScanSpec::task_columns`).
+    pub is_task_column: Vec<bool>,
     /// Per top-level field: its declared field when it (or a struct child)
     /// is declared not null, to be enforced on what files hold.
     pub not_null: Vec<Option<FieldRef>>,
@@ -98,6 +101,13 @@ impl ScanState {
             is_partition[i] = true;
             partition_fields.push(i);
         }
+        let mut is_task_column = vec![false; fields.len()];
+        for name in &spec.task_columns {
+            let i = *index.get(name.as_str()).ok_or_else(|| ScanError::Spec {
+                reason: format!("task column '{name}' is not in the schema"),
+            })?;
+            is_task_column[i] = true;
+        }
         let partitions = PartitionColumns {
             schema: Arc::new(Schema::new(
                 partition_fields
@@ -143,6 +153,7 @@ impl ScanState {
             field_index,
             fields,
             is_partition,
+            is_task_column,
             not_null,
             projected,
             output,

@@ -97,6 +97,12 @@ pub struct ScanTask {
     pub partition_values: Vec<(String, Scalar)>,
     /// The file's deletion vector.
     pub deletion_vector: Option<DvDescriptor>,
+    /// For a change data feed over a replaced deletion vector: the other
+    /// side's DV. Only the rows it deletes and [`ScanTask::deletion_vector`]
+    /// does not are read (the rows a new DV newly deletes, or an old DV's
+    /// rows that are restored); `None` reads every row the file's DV keeps.
+    #[serde(default)]
+    pub paired_dv: Option<DvDescriptor>,
     /// Row groups and rows to read, once resolved (see
     /// [`crate::ScanPlan::resolve`]); `None` prunes while executing.
     pub access: Option<FileAccess>,
@@ -116,6 +122,10 @@ impl ScanTask {
     /// contradicts itself (a DV deleting more rows than the file has): the
     /// file must then be read, which tells what is wrong.
     pub fn live_rows(&self) -> Option<u64> {
+        if self.paired_dv.is_some() {
+            // Two DVs decide the rows: known only once both are read.
+            return None;
+        }
         let deleted = self
             .deletion_vector
             .as_ref()
@@ -188,6 +198,7 @@ mod tests {
                 ("s".into(), Scalar::Null),
             ],
             deletion_vector: Some(DvDescriptor::try_new("i", "abc", None, 4, 2).unwrap()),
+            paired_dv: None,
             access: Some(FileAccess {
                 row_groups: vec![0, 2],
                 selection: Some(vec![SelectionRun {

@@ -1,5 +1,6 @@
 //! The subcommands, each over an opened [`dar_scan::Table`].
 
+mod changes;
 mod files;
 mod info;
 mod scan;
@@ -32,6 +33,7 @@ pub async fn run(cli: Cli, streams: &mut Streams<'_>) -> Result<(), CliError> {
         Command::Info(args) => info::run(&args, streams).await,
         Command::Files(args) => files::run(&args, streams).await,
         Command::Scan(args) => scan::run(&args, streams).await,
+        Command::Changes(args) => changes::run(&args, streams).await,
         #[cfg(feature = "sql")]
         Command::Sql(args) => sql::run(&args, streams).await,
         #[cfg(feature = "distributed")]

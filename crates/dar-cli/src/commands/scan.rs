@@ -60,7 +60,7 @@ pub async fn run(args: &ScanArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
 /// Writes the rows into `path` through an [`OutputFile`]: the file at
 /// `path` changes only if every row was written, and `interrupt` (Ctrl-C)
 /// stops the scan leaving nothing behind.
-async fn write_file(
+pub(super) async fn write_file(
     table: &Table,
     plan: &ScanPlan,
     format: ScanFormat,
@@ -204,7 +204,7 @@ pub fn plan_error(table: &Table, filter: Option<&str>, error: ScanError) -> CliE
     }
 }
 
-async fn copy_rows(
+pub(super) async fn copy_rows(
     plan: &ScanPlan,
     format: ScanFormat,
     out: Box<dyn Write + Send + '_>,

@@ -9,6 +9,7 @@
     reason = "tests"
 )]
 
+mod changes;
 #[cfg(feature = "distributed")]
 mod distributed;
 mod errors;

@@ -9,6 +9,7 @@
 )]
 
 mod agree;
+mod changes;
 mod dat;
 mod deep;
 mod kit;

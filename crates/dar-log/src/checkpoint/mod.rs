@@ -190,7 +190,7 @@ fn absorb(out: &mut CheckpointContent, sidecars: &mut Vec<SidecarLine>, action: 
         Action::Txn(t) => out.txns.push(t),
         Action::DomainMetadata(d) => out.domains.push(d),
         Action::Sidecar(s) => sidecars.push(s),
-        Action::Add(_) | Action::Remove(_) | Action::CommitInfo(_) => {}
+        Action::Add(_) | Action::Remove(_) | Action::Cdc(_) | Action::CommitInfo(_) => {}
     }
 }
 

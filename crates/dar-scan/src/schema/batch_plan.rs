@@ -114,6 +114,12 @@ impl Sources<'_> {
                 })?;
                 Ok(Source::File { pos, plan })
             }
+            None if self.state.is_task_column[field]
+                && let Some(c) = self.constants.get(field).cloned().flatten() =>
+            {
+                // The task gives the value the file lacks.
+                Ok(Source::Partition(c))
+            }
             None => {
                 if enforce
                     && self.state.not_null[field]

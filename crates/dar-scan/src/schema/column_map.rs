@@ -34,8 +34,15 @@ pub(crate) struct ColumnMap {
 
 impl ColumnMap {
     /// Resolves the columns `state` needs in a file whose Arrow schema is
-    /// `file` (as parquet derives it from `parquet`).
-    pub(crate) fn resolve(state: &ScanState, file: &Schema, parquet: &SchemaDescriptor) -> Self {
+    /// `file` (as parquet derives it from `parquet`). The top-level fields
+    /// in `provided` take the task's values (task columns): not read from
+    /// the file even where it holds a column of that name.
+    pub(crate) fn resolve(
+        state: &ScanState,
+        file: &Schema,
+        parquet: &SchemaDescriptor,
+        provided: &[usize],
+    ) -> Self {
         let mode = state.spec.column_mapping;
         let top = FieldLookup::new(file.fields(), mode);
         let mut lookups = 0u64;
@@ -51,7 +58,7 @@ impl ColumnMap {
             .iter()
             .flat_map(|p| p.data_roots.iter().chain(&p.rest_roots).copied());
         for i in needed.chain(predicate_roots) {
-            if state.is_partition[i] || roots[i].is_some() {
+            if state.is_partition[i] || roots[i].is_some() || provided.contains(&i) {
                 continue;
             }
             lookups += 1;
@@ -96,6 +103,11 @@ fn leaf(
         return (ParquetColumn::Unknown, 0);
     };
     let Some(root) = roots[i] else {
+        // A task column the file lacks (or that the task gives) holds the
+        // task's value, not nulls.
+        if state.is_task_column[i] {
+            return (ParquetColumn::Unknown, 0);
+        }
         return (ParquetColumn::Absent, 0);
     };
     let mut lookups = 0;

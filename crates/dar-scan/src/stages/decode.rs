@@ -62,6 +62,9 @@ fn partition_constants(footer: &FooterRead, state: &ScanState) -> Result<Vec<Opt
     {
         constants[*field] = Some(repeat(&footer.file.task.object_path, one, rows)?);
     }
+    for (field, one) in &footer.file.task_row {
+        constants[*field] = Some(repeat(&footer.file.task.object_path, one, rows)?);
+    }
     Ok(constants)
 }
 

@@ -74,6 +74,17 @@ fn locate(
     let Some(dv) = &task.deletion_vector else {
         return Ok(None);
     };
+    locate_dv(task, dv, file_rows, runtime).map(Some)
+}
+
+/// `dv` (one of `task`'s DVs) bounded by `file_rows` when known, and the
+/// store path of its DV file (empty for inline DVs).
+fn locate_dv(
+    task: &ScanTask,
+    dv: &DvDescriptor,
+    file_rows: Option<u64>,
+    runtime: &ScanRuntime,
+) -> Result<(DvDescriptor, Path)> {
     let err = |source| ScanError::DeletionVector {
         path: task.object_path.clone(),
         source: Box::new(source),
@@ -107,7 +118,7 @@ fn locate(
             path: dv.path_or_inline_dv().to_string(),
         });
     }
-    Ok(Some((dv, location)))
+    Ok((dv, location))
 }
 
 /// The deleted rows of `task`'s file (`None` without a DV). `file_rows` is
@@ -121,6 +132,35 @@ pub(crate) async fn load(
     let Some((dv, location)) = locate(task, Some(file_rows), runtime)? else {
         return Ok(None);
     };
+    read(task, dv, location, runtime, live).await.map(Some)
+}
+
+/// The rows to skip in `task`'s file when it has a paired DV (a change
+/// data feed over a replaced DV): all but those the paired DV deletes and
+/// the file's own DV (`own`, already loaded) does not.
+pub(crate) async fn paired(
+    task: &ScanTask,
+    paired: &DvDescriptor,
+    own: Option<&DeletedRows>,
+    file_rows: u64,
+    runtime: &ScanRuntime,
+    live: &LiveScan,
+) -> Result<Arc<DeletedRows>> {
+    let (dv, location) = locate_dv(task, paired, Some(file_rows), runtime)?;
+    let other = read(task, dv, location, runtime, live).await?;
+    Ok(Arc::new(DeletedRows::all_but_difference(
+        &other, own, file_rows,
+    )))
+}
+
+/// The deleted rows of `dv`, one of `task`'s DVs, through the DV cache.
+async fn read(
+    task: &ScanTask,
+    dv: DvDescriptor,
+    location: Path,
+    runtime: &ScanRuntime,
+    live: &LiveScan,
+) -> Result<Arc<DeletedRows>> {
     let _t = live.metrics.time(Stage::DeletionVector);
     let rows = runtime
         .dv_cache
@@ -132,5 +172,5 @@ pub(crate) async fn load(
             path: task.object_path.clone(),
             source: Box::new(source),
         })?;
-    Ok(Some(rows))
+    Ok(rows)
 }

@@ -73,7 +73,13 @@ impl FooterRead {
         }
         let metadata = ArrowReaderMetadata::try_new(footer, ArrowReaderOptions::new())
             .map_err(|e| ScanError::parquet(&location, e))?;
-        let columns = ColumnMap::resolve(state, metadata.schema(), metadata.parquet_schema());
+        let provided: Vec<usize> = file.task_row.iter().map(|(i, _)| *i).collect();
+        let columns = ColumnMap::resolve(
+            state,
+            metadata.schema(),
+            metadata.parquet_schema(),
+            &provided,
+        );
         metrics.add_column_lookups(columns.lookups);
         Ok(Self {
             file,

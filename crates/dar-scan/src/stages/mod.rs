@@ -86,7 +86,7 @@ pub(crate) async fn plan(ctx: &ScanContext, file: FileToOpen) -> Result<(FooterR
         }
         None => (FooterRead::load(file, state, runtime, live).await?, None),
     };
-    if task.deletion_vector.is_some()
+    if (task.deletion_vector.is_some() || task.paired_dv.is_some())
         && let Some(expected) = task.num_records
         && expected != footer.num_rows()
     {
@@ -114,6 +114,20 @@ pub(crate) async fn plan(ctx: &ScanContext, file: FileToOpen) -> Result<(FooterR
         (false, _) => None,
         (true, Some(dv)) => dv?,
         (true, None) => dv::load(&task, footer.num_rows(), runtime, live).await?,
+    };
+    let deleted = match &task.paired_dv {
+        Some(other) if groups.any() => Some(
+            dv::paired(
+                &task,
+                other,
+                deleted.as_deref(),
+                footer.num_rows(),
+                runtime,
+                live,
+            )
+            .await?,
+        ),
+        _ => deleted,
     };
     let access = selection::intersect(&footer, groups, deleted.as_deref(), metrics);
     Ok((footer, access))

@@ -18,6 +18,9 @@ pub(crate) struct FileToOpen {
     /// One one-row array per partition column (the order of
     /// `state.partitions`).
     pub partition_row: Vec<ArrayRef>,
+    /// The task's values of task columns (`ScanSpec::task_columns`), as
+    /// one-row arrays by top-level field, for files that lack them.
+    pub task_row: Vec<(usize, ArrayRef)>,
 }
 
 /// What the log decides about a file before it is opened.
@@ -50,9 +53,21 @@ impl FileToOpen {
                 value_array(path, f.name(), value, f.data_type())
             })
             .collect::<Result<Vec<_>>>()?;
+        let task_row = state
+            .is_task_column
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| **t)
+            .filter_map(|(i, _)| {
+                let f = &state.fields[i];
+                task.partition_value(f.name())
+                    .map(|v| value_array(path, f.name(), v, f.data_type()).map(|a| (i, a)))
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             task: Arc::new(task),
             partition_row,
+            task_row,
         })
     }
 

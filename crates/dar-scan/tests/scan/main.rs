@@ -11,6 +11,7 @@
 mod api;
 mod architecture;
 mod bad_input;
+mod changes;
 mod common;
 mod dat;
 mod edges;

@@ -1,0 +1,292 @@
+//! [`ChangesBuilder`]: a change data feed as a [`ScanPlan`], another
+//! chain of the same per-file values as a scan.
+//!
+//! ```text
+//! Table::changes(start, end) ── dar-log ChangeFeed (range, states at both
+//!   │                            ends, checks)
+//! ChangesBuilder::build ── commits streamed (read concurrently, parsed
+//!   │   once): per commit a FileIndex of its change files ─► dar-prune
+//!   │   over it ─► ScanTask per kept file: `_commit_version` and
+//!   │   `_commit_timestamp` as partition values, `_change_type` a task
+//!   │   column (the action's, or the cdc file's own), `paired_dv` for the
+//!   │   two sides of a replaced DV
+//!   ▼
+//! ScanPlan (the one executor, the same stages, serde tasks, metrics)
+//! ```
+//!
+//! The output is the table's logical columns at the end version (or the
+//! projected ones) and, always, `_change_type` (utf8), `_commit_version`
+//! (int64) and `_commit_timestamp` (timestamp µs UTC), never null. The
+//! predicate may name them too: the version, the timestamp and (for adds
+//! and removes) the change type prune whole files before any I/O, like
+//! partition values.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, StringArray, TimestampMicrosecondArray};
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use dar_log::changes::CHANGE_COLUMNS;
+use dar_log::checkpoint::CheckpointIo;
+use dar_log::{ChangeBound, ChangeFeed};
+use dar_prune::{Expr, Scalar};
+use futures::TryStreamExt;
+
+use crate::builder::{PredicateInput, ScanBuilder};
+use crate::context::ScanContext;
+use crate::error::{Result, ScanError};
+use crate::file_pruning as files;
+use crate::metrics::Stage;
+use crate::plan::ScanPlan;
+use crate::spec::{ScanSpec, producer};
+use crate::table::Table;
+
+/// The `_change_type` column.
+pub const CHANGE_TYPE: &str = CHANGE_COLUMNS[0];
+/// The `_commit_version` column.
+pub const COMMIT_VERSION: &str = CHANGE_COLUMNS[1];
+/// The `_commit_timestamp` column.
+pub const COMMIT_TIMESTAMP: &str = CHANGE_COLUMNS[2];
+
+/// The three change columns, declared non-null.
+fn change_fields() -> [Field; 3] {
+    [
+        Field::new(CHANGE_TYPE, DataType::Utf8, false),
+        Field::new(COMMIT_VERSION, DataType::Int64, false),
+        Field::new(
+            COMMIT_TIMESTAMP,
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            false,
+        ),
+    ]
+}
+
+impl Table {
+    /// Starts describing the change data feed of versions `start..=end`
+    /// (`end`: the latest version when `None`). A timestamp start is the
+    /// first commit at or after it, a timestamp end the last commit at or
+    /// before it. The range is resolved against the log when the plan is
+    /// built, whichever version this table was opened at.
+    pub fn changes(&self, start: ChangeBound, end: Option<ChangeBound>) -> ChangesBuilder {
+        ChangesBuilder {
+            scan: ScanBuilder::new(self.clone()),
+            start,
+            end,
+            add_change_columns: true,
+        }
+    }
+}
+
+/// Describes a change data feed of a [`Table`]; consuming `with_*`
+/// setters, as [`ScanBuilder`]'s.
+#[derive(Debug, Clone)]
+pub struct ChangesBuilder {
+    scan: ScanBuilder,
+    start: ChangeBound,
+    end: Option<ChangeBound>,
+    /// Whether the change columns follow the projected ones unless listed.
+    add_change_columns: bool,
+}
+
+impl ChangesBuilder {
+    /// Output columns of the table, in this order (as
+    /// [`ScanBuilder::with_columns`]); the three change columns follow
+    /// unless listed. Default: every column of the table.
+    pub fn with_columns(mut self, columns: impl IntoIterator<Item = impl AsRef<str>>) -> Self {
+        self.scan = self.scan.with_columns(columns);
+        self
+    }
+
+    /// Output columns as explicit paths (for names that contain dots).
+    pub fn with_column_paths(mut self, paths: Vec<Vec<String>>) -> Self {
+        self.scan = self.scan.with_column_paths(paths);
+        self
+    }
+
+    /// Exactly these output columns (paths), the change columns only where
+    /// listed: for engines that project the feed's schema themselves (an
+    /// empty list counts rows).
+    pub fn with_only_columns(mut self, paths: Vec<Vec<String>>) -> Self {
+        self.scan = self.scan.with_column_paths(paths);
+        self.add_change_columns = false;
+        self
+    }
+
+    /// Only changed rows for which `predicate` is true; it may name the
+    /// change columns.
+    pub fn with_predicate(mut self, predicate: Expr) -> Self {
+        self.scan = self.scan.with_predicate(predicate);
+        self
+    }
+
+    /// Only changed rows for which the SQL text `predicate` is true.
+    pub fn with_predicate_sql(mut self, predicate: impl Into<String>) -> Self {
+        self.scan = self.scan.with_predicate_sql(predicate);
+        self
+    }
+
+    /// At most `limit` rows; all I/O stops once they are out.
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.scan = self.scan.with_limit(limit);
+        self
+    }
+
+    /// Rows per batch (default 8,192).
+    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
+        self.scan = self.scan.with_batch_size(batch_size);
+        self
+    }
+
+    /// Files read at the same time (default: chosen for the store).
+    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
+        self.scan = self.scan.with_concurrency(concurrency);
+        self
+    }
+
+    /// Batches in commit order (default) or as soon as any file yields them.
+    pub fn with_ordered(mut self, ordered: bool) -> Self {
+        self.scan = self.scan.with_ordered(ordered);
+        self
+    }
+
+    /// Resolves the range, reads its commits (concurrently, each once,
+    /// none kept), prunes their change files with the predicate and
+    /// returns the plan: one [`crate::ScanTask`] per change file, in
+    /// commit order.
+    ///
+    /// # Errors
+    ///
+    /// [`ScanError::Log`] for a range the log cannot give: a start after
+    /// the end or beyond the latest version, a timestamp outside the
+    /// history, a commit removed by log cleanup, the feed off or a schema
+    /// change the end schema cannot read at some version of the range
+    /// (each names the version); the errors of [`ScanBuilder::build`] for
+    /// options, columns and the predicate.
+    pub async fn build(self) -> Result<ScanPlan> {
+        let table = self.scan.table.clone();
+        let runtime = self.scan.runtime();
+        let store = table.store();
+        let io = CheckpointIo::new()
+            .with_metadata_cache(store.metadata_cache().clone())
+            .with_cost_model(Arc::clone(store.cost_model()));
+        let feed = ChangeFeed::open(
+            Arc::clone(store.store()),
+            table.snapshot().paths().clone(),
+            &io,
+            self.start,
+            self.end,
+        )
+        .await
+        .map_err(|e| table.log_error(e))?;
+        let declared = feed
+            .schema()
+            .to_arrow(feed.column_mapping_mode())
+            .map_err(|e| table.log_error(e))?;
+        let mut fields: Vec<Field> = declared
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.extend(change_fields());
+        let mut columns: Vec<Vec<String>> = match self.scan.columns {
+            Some(c) => c,
+            None => declared
+                .fields()
+                .iter()
+                .map(|f| vec![f.name().clone()])
+                .collect(),
+        };
+        for name in CHANGE_COLUMNS.iter().filter(|_| self.add_change_columns) {
+            if !columns.iter().any(|c| c.len() == 1 && c[0] == *name) {
+                columns.push(vec![name.to_string()]);
+            }
+        }
+        let predicate =
+            match self.scan.predicate {
+                None => None,
+                Some(PredicateInput::Expr(e)) => Some(e),
+                Some(PredicateInput::Sql(s)) => Some(dar_prune::parse_expr(&s).map_err(
+                    |source| ScanError::Predicate {
+                        source: Box::new(source),
+                    },
+                )?),
+            };
+        let mut partition_columns = feed.metadata().partition_columns.clone();
+        partition_columns.extend([COMMIT_VERSION.to_string(), COMMIT_TIMESTAMP.to_string()]);
+        let spec = ScanSpec {
+            format: ScanSpec::FORMAT,
+            producer: producer(),
+            table_uri: table.uri().to_string(),
+            version: feed.end(),
+            schema: Schema::new(fields),
+            column_mapping: feed.column_mapping_mode(),
+            partition_columns,
+            task_columns: vec![CHANGE_TYPE.to_string()],
+            columns,
+            predicate,
+            batch_size: self.scan.batch_size,
+            limit: self.scan.limit,
+            ordered: self.scan.ordered,
+        };
+        let context = ScanContext::new(spec, runtime)?;
+        let metrics = context.metrics().clone();
+        let state = Arc::clone(context.state());
+        let logical = state.predicate.as_ref().map(|p| &p.logical);
+        let properties = &feed.metadata().configuration;
+        let mut tasks = Vec::new();
+        // Commit files in flight as a scan has data files in flight (64 on
+        // object storage, where each read is a round trip), at least 8.
+        let mut commits = feed.commits_ahead(context.runtime().files_in_flight().max(8));
+        while let Some(commit) = commits.try_next().await.map_err(|e| table.log_error(e))? {
+            let index = &commit.files;
+            let micros = commit.timestamp_ms.saturating_mul(1000);
+            let version = i64::try_from(commit.version).unwrap_or(i64::MAX);
+            let (kept, pruned) = {
+                let _t = metrics.time(Stage::FilePruning);
+                // The commit's version and timestamp prune like partition
+                // values: exact for every file of the commit.
+                let n = index.len();
+                let constants: [(&str, ArrayRef); 2] = [
+                    (COMMIT_VERSION, Arc::new(Int64Array::from(vec![version; n]))),
+                    (
+                        COMMIT_TIMESTAMP,
+                        Arc::new(
+                            TimestampMicrosecondArray::from(vec![micros; n]).with_timezone("UTC"),
+                        ),
+                    ),
+                ];
+                let kinds: ArrayRef = Arc::new(StringArray::from(
+                    commit
+                        .sources
+                        .iter()
+                        .map(|s| s.change_type())
+                        .collect::<Vec<_>>(),
+                ));
+                let known = [(CHANGE_TYPE, kinds)];
+                let extra = files::ExtraColumns {
+                    constants: &constants,
+                    known: &known,
+                };
+                files::prune_with(index, properties, logical, &extra)
+            };
+            metrics.add_files_total(index.len() as u64);
+            metrics.add_files_pruned(pruned as u64);
+            for i in kept {
+                let mut task = files::task(index, i).map_err(|e| table.log_error(e))?;
+                if !commit.has_size[i] {
+                    task.size = None;
+                }
+                task.paired_dv = commit.paired_dv[i].clone();
+                task.partition_values.extend([
+                    (COMMIT_VERSION.to_string(), Scalar::Int64(version)),
+                    (COMMIT_TIMESTAMP.to_string(), Scalar::Timestamp(micros)),
+                ]);
+                if let Some(kind) = commit.sources[i].change_type() {
+                    task.partition_values
+                        .push((CHANGE_TYPE.to_string(), Scalar::Utf8(kind.to_string())));
+                }
+                tasks.push(task);
+            }
+        }
+        Ok(ScanPlan::new(context, tasks))
+    }
+}
