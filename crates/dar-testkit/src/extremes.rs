@@ -38,6 +38,7 @@ pub const PARTITION_EXTREMES_COLUMNS: [(&str, &str); 13] = [
     ("ntz", "timestamp_ntz"),
 ];
 
+/// The largest `decimal(38, 2)` value, as partition-value text.
 pub const MAX_DECIMAL_38_2: &str = "999999999999999999999999999999999999.99";
 
 /// Partition values of each file (id = index + 1), in `COLUMNS` order.
