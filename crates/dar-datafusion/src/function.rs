@@ -69,19 +69,25 @@ fn point(value: &ScalarValue) -> Option<Point<'_>> {
     }
 }
 
+/// The table URI, a table function's first argument (a string literal);
+/// `usage` words the error.
+fn table_uri(first: Option<&DfExpr>, usage: fn(&str) -> DataFusionError) -> Result<String> {
+    match first {
+        Some(DfExpr::Literal(
+            ScalarValue::Utf8(Some(s))
+            | ScalarValue::Utf8View(Some(s))
+            | ScalarValue::LargeUtf8(Some(s)),
+            _,
+        )) => Ok(s.clone()),
+        Some(_) => Err(usage("the first argument must be a string literal")),
+        None => Err(usage("missing the table URI")),
+    }
+}
+
 impl TableFunctionImpl for DeltaScanFunction {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let exprs = args.exprs();
-        let uri = match exprs.first() {
-            Some(DfExpr::Literal(
-                ScalarValue::Utf8(Some(s))
-                | ScalarValue::Utf8View(Some(s))
-                | ScalarValue::LargeUtf8(Some(s)),
-                _,
-            )) => s.clone(),
-            Some(_) => return Err(usage("the first argument must be a string literal")),
-            None => return Err(usage("missing the table URI")),
-        };
+        let uri = table_uri(exprs.first(), usage)?;
         if exprs.len() > 2 {
             return Err(usage(&format!(
                 "takes 1 or 2 arguments, got {}",
@@ -164,16 +170,7 @@ fn change_bound(which: &str, expr: &DfExpr) -> Result<ChangeBound> {
 impl TableFunctionImpl for TableChangesFunction {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let exprs = args.exprs();
-        let uri = match exprs.first() {
-            Some(DfExpr::Literal(
-                ScalarValue::Utf8(Some(s))
-                | ScalarValue::Utf8View(Some(s))
-                | ScalarValue::LargeUtf8(Some(s)),
-                _,
-            )) => s.clone(),
-            Some(_) => return Err(changes_usage("the first argument must be a string literal")),
-            None => return Err(changes_usage("missing the table URI")),
-        };
+        let uri = table_uri(exprs.first(), changes_usage)?;
         if !(2..=3).contains(&exprs.len()) {
             return Err(changes_usage(&format!(
                 "takes 2 or 3 arguments, got {}",

@@ -18,10 +18,24 @@ use crate::table::Table;
 /// Default rows per output batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 
+/// A predicate as the caller gave it: an expression, or SQL text parsed at
+/// build time.
 #[derive(Debug, Clone)]
 pub(crate) enum PredicateInput {
     Expr(Expr),
     Sql(String),
+}
+
+impl PredicateInput {
+    /// The expression (SQL text parsed).
+    pub(crate) fn into_expr(self) -> Result<Expr> {
+        match self {
+            Self::Expr(e) => Ok(e),
+            Self::Sql(s) => dar_prune::parse_expr(&s).map_err(|source| ScanError::Predicate {
+                source: Box::new(source),
+            }),
+        }
+    }
 }
 
 impl Table {
@@ -159,16 +173,7 @@ impl ScanBuilder {
                 .map(|f| vec![f.name().clone()])
                 .collect(),
         };
-        let predicate =
-            match self.predicate {
-                None => None,
-                Some(PredicateInput::Expr(e)) => Some(e),
-                Some(PredicateInput::Sql(s)) => Some(dar_prune::parse_expr(&s).map_err(
-                    |source| ScanError::Predicate {
-                        source: Box::new(source),
-                    },
-                )?),
-            };
+        let predicate = self.predicate.map(PredicateInput::into_expr).transpose()?;
         let spec = ScanSpec {
             format: ScanSpec::FORMAT,
             producer: producer(),

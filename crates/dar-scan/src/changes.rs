@@ -33,7 +33,7 @@ use futures::TryStreamExt;
 
 use crate::builder::{PredicateInput, ScanBuilder};
 use crate::context::ScanContext;
-use crate::error::{Result, ScanError};
+use crate::error::Result;
 use crate::file_pruning as files;
 use crate::metrics::Stage;
 use crate::plan::ScanPlan;
@@ -200,16 +200,11 @@ impl ChangesBuilder {
                 columns.push(vec![name.to_string()]);
             }
         }
-        let predicate =
-            match self.scan.predicate {
-                None => None,
-                Some(PredicateInput::Expr(e)) => Some(e),
-                Some(PredicateInput::Sql(s)) => Some(dar_prune::parse_expr(&s).map_err(
-                    |source| ScanError::Predicate {
-                        source: Box::new(source),
-                    },
-                )?),
-            };
+        let predicate = self
+            .scan
+            .predicate
+            .map(PredicateInput::into_expr)
+            .transpose()?;
         let mut partition_columns = feed.metadata().partition_columns.clone();
         partition_columns.extend([COMMIT_VERSION.to_string(), COMMIT_TIMESTAMP.to_string()]);
         let spec = ScanSpec {

@@ -7,11 +7,9 @@ use std::time::Instant;
 use dar_scan::{ChangeBound, ScanPlan, Table};
 
 use super::Streams;
-use super::scan::{check_output, copy_rows, interrupted, parse_columns, plan_error, write_file};
-use crate::cli::{ChangesArgs, ScanFormat, TableArgs};
+use super::scan::{Rows, check_output, parse_columns, plan_error};
+use crate::cli::{ChangesArgs, TableArgs};
 use crate::error::CliError;
-use crate::progress::Progress;
-use crate::stats::{WallTimes, write_stats};
 
 /// Parses a `--from-timestamp` / `--to-timestamp` value, its errors naming
 /// the flag.
@@ -74,33 +72,12 @@ pub async fn run(args: &ChangesArgs, streams: &mut Streams<'_>) -> Result<(), Cl
     let opened = Instant::now();
     let plan = plan(&table, args).await?;
     let planned = Instant::now();
-    match &args.output {
-        Some(path) => {
-            let progress = Progress::new(
-                streams.stderr_is_terminal && args.format != ScanFormat::Null,
-                plan.tasks().len(),
-                None,
-            );
-            write_file(&table, &plan, args.format, path, progress, interrupted()).await?;
-        }
-        None => {
-            let progress = Progress::new(false, 0, None);
-            copy_rows(&plan, args.format, Box::new(&mut *streams.stdout), progress).await?;
-        }
-    }
-    if args.stats {
-        let times = WallTimes {
-            open: opened - started,
-            plan: planned - opened,
-            scan: planned.elapsed(),
-        };
-        write_stats(
-            &mut *streams.stderr,
-            &plan.metrics().snapshot(),
-            &open_io,
-            times,
-        )
-        .map_err(|e| CliError::write("stats", e))?;
-    }
-    Ok(())
+    let rows = Rows {
+        format: args.format,
+        output: args.output.as_deref(),
+        expected_rows: None,
+        stats: args.stats,
+    };
+    rows.write(&table, &plan, streams, &open_io, [started, opened, planned])
+        .await
 }

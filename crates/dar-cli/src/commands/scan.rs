@@ -5,6 +5,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
 
+use dar_io::IoSnapshot;
 use dar_scan::{ScanError, ScanPlan, Table};
 use futures::StreamExt;
 use futures::future::Either;
@@ -26,35 +27,71 @@ pub async fn run(args: &ScanArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
     let plan = plan(&table, args)?;
     let planned = Instant::now();
 
-    match &args.output {
-        Some(path) => {
-            let progress = Progress::new(
-                streams.stderr_is_terminal && args.format != ScanFormat::Null,
-                plan.tasks().len(),
-                expected_rows(&plan, args),
-            );
-            write_file(&table, &plan, args.format, path, progress, interrupted()).await?;
+    let rows = Rows {
+        format: args.format,
+        output: args.output.as_deref(),
+        expected_rows: expected_rows(&plan, args),
+        stats: args.stats,
+    };
+    rows.write(&table, &plan, streams, &open_io, [started, opened, planned])
+        .await
+}
+
+/// Where and how a planned scan's rows go: what `dar scan` and
+/// `dar changes` share.
+pub(crate) struct Rows<'a> {
+    /// The output format.
+    pub format: ScanFormat,
+    /// `--output`, else standard output.
+    pub output: Option<&'a Path>,
+    /// The rows the progress bar expects, when known.
+    pub expected_rows: Option<u64>,
+    /// `--stats`: the scan's statistics on standard error afterwards.
+    pub stats: bool,
+}
+
+impl Rows<'_> {
+    /// Writes the rows of `plan`, then the statistics if asked: `open_io`
+    /// is the I/O of opening the table, `[started, opened, planned]` time
+    /// the stages before the rows.
+    pub(crate) async fn write(
+        &self,
+        table: &Table,
+        plan: &ScanPlan,
+        streams: &mut Streams<'_>,
+        open_io: &IoSnapshot,
+        [started, opened, planned]: [Instant; 3],
+    ) -> Result<(), CliError> {
+        match self.output {
+            Some(path) => {
+                let progress = Progress::new(
+                    streams.stderr_is_terminal && self.format != ScanFormat::Null,
+                    plan.tasks().len(),
+                    self.expected_rows,
+                );
+                write_file(table, plan, self.format, path, progress, interrupted()).await?;
+            }
+            None => {
+                let progress = Progress::new(false, 0, None);
+                copy_rows(plan, self.format, Box::new(&mut *streams.stdout), progress).await?;
+            }
         }
-        None => {
-            let progress = Progress::new(false, 0, None);
-            copy_rows(&plan, args.format, Box::new(&mut *streams.stdout), progress).await?;
+        if self.stats {
+            let times = WallTimes {
+                open: opened - started,
+                plan: planned - opened,
+                scan: planned.elapsed(),
+            };
+            write_stats(
+                &mut *streams.stderr,
+                &plan.metrics().snapshot(),
+                open_io,
+                times,
+            )
+            .map_err(|e| CliError::write("stats", e))?;
         }
+        Ok(())
     }
-    if args.stats {
-        let times = WallTimes {
-            open: opened - started,
-            plan: planned - opened,
-            scan: planned.elapsed(),
-        };
-        write_stats(
-            &mut *streams.stderr,
-            &plan.metrics().snapshot(),
-            &open_io,
-            times,
-        )
-        .map_err(|e| CliError::write("stats", e))?;
-    }
-    Ok(())
 }
 
 /// Writes the rows into `path` through an [`OutputFile`]: the file at
