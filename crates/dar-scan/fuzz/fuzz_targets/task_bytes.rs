@@ -47,9 +47,12 @@ fuzz_target!(|data: &[u8]| {
     let _ = ScanTask::from_bytes(data);
     let _ = ScanSpec::from_bytes(data);
     let mut u = Unstructured::new(data);
-    let Ok(template) = ScanTask::from_bytes(
-        br#"{"format":2,"producer":"fuzz","task":{"object_path":"t/p.parquet","log_path":"p.parquet","size":null,"num_records":null,"partition_values":[],"deletion_vector":null,"access":null}}"#,
-    ) else {
+    // The current format number: a template of another format is refused.
+    let template = format!(
+        r#"{{"format":{},"producer":"fuzz","task":{{"object_path":"t/p.parquet","log_path":"p.parquet","size":null,"num_records":null,"partition_values":[],"deletion_vector":null,"access":null}}}}"#,
+        ScanSpec::FORMAT
+    );
+    let Ok(template) = ScanTask::from_bytes(template.as_bytes()) else {
         panic!("the template task must decode");
     };
     let mut task = template;
