@@ -210,6 +210,14 @@ pub struct ScanArgs {
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
 
+    /// Where the rows go.
+    #[command(flatten)]
+    pub rows: RowsArgs,
+}
+
+/// Where a scan's rows go, and its metrics: `dar scan` and `dar changes`.
+#[derive(Debug, Args)]
+pub struct RowsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ScanFormat::Table)]
     pub format: ScanFormat,
@@ -267,17 +275,9 @@ pub struct ChangesArgs {
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ScanFormat::Table)]
-    pub format: ScanFormat,
-
-    /// Write to FILE instead of standard output.
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// Print the scan metrics to standard error.
-    #[arg(long)]
-    pub stats: bool,
+    /// Where the rows go.
+    #[command(flatten)]
+    pub rows: RowsArgs,
 
     /// A storage option for the object store (repeatable).
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]

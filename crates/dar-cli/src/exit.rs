@@ -195,9 +195,16 @@ fn stdout_closed() -> bool {
 }
 
 /// Whether the command's result goes to standard output (everything but
-/// `scan --output`).
+/// `scan`, `changes` and `sql` with `--output`).
 fn writes_to_stdout(cli: &Cli) -> bool {
-    !matches!(&cli.command, Command::Scan(args) if args.output.is_some())
+    let output = match &cli.command {
+        Command::Scan(args) => &args.rows.output,
+        Command::Changes(args) => &args.rows.output,
+        #[cfg(feature = "sql")]
+        Command::Sql(args) => &args.output,
+        _ => return true,
+    };
+    output.is_none()
 }
 
 fn fail(e: &CliError) -> ExitCode {

@@ -57,7 +57,7 @@ async fn plan(table: &Table, args: &ChangesArgs) -> Result<ScanPlan, CliError> {
 
 /// Runs `dar changes`.
 pub async fn run(args: &ChangesArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
-    check_output(args.format, args.output.as_deref())?;
+    check_output(args.rows.format, args.rows.output.as_deref())?;
     bounds(args)?;
     let started = Instant::now();
     let table = crate::table::open(&TableArgs {
@@ -72,12 +72,7 @@ pub async fn run(args: &ChangesArgs, streams: &mut Streams<'_>) -> Result<(), Cl
     let opened = Instant::now();
     let plan = plan(&table, args).await?;
     let planned = Instant::now();
-    let rows = Rows {
-        format: args.format,
-        output: args.output.as_deref(),
-        expected_rows: None,
-        stats: args.stats,
-    };
+    let rows = Rows::new(&args.rows, None);
     rows.write(&table, &plan, streams, &open_io, [started, opened, planned])
         .await
 }

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use futures::future::Either;
 
 use super::Streams;
-use crate::cli::{ScanArgs, ScanFormat};
+use crate::cli::{RowsArgs, ScanArgs, ScanFormat};
 use crate::error::CliError;
 use crate::output::{OutputFile, batch_sink};
 use crate::progress::Progress;
@@ -27,12 +27,7 @@ pub async fn run(args: &ScanArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
     let plan = plan(&table, args)?;
     let planned = Instant::now();
 
-    let rows = Rows {
-        format: args.format,
-        output: args.output.as_deref(),
-        expected_rows: expected_rows(&plan, args),
-        stats: args.stats,
-    };
+    let rows = Rows::new(&args.rows, expected_rows(&plan, args));
     rows.write(&table, &plan, streams, &open_io, [started, opened, planned])
         .await
 }
@@ -50,7 +45,17 @@ pub(crate) struct Rows<'a> {
     pub stats: bool,
 }
 
-impl Rows<'_> {
+impl<'a> Rows<'a> {
+    /// The rows of the `--format`, `--output` and `--stats` flags.
+    pub(crate) fn new(args: &'a RowsArgs, expected_rows: Option<u64>) -> Self {
+        Self {
+            format: args.format,
+            output: args.output.as_deref(),
+            expected_rows,
+            stats: args.stats,
+        }
+    }
+
     /// Writes the rows of `plan`, then the statistics if asked: `open_io`
     /// is the I/O of opening the table, `[started, opened, planned]` time
     /// the stages before the rows.
@@ -140,7 +145,7 @@ pub(crate) async fn interrupted() {
 }
 
 fn check_args(args: &ScanArgs) -> Result<(), CliError> {
-    check_output(args.format, args.output.as_deref())
+    check_output(args.rows.format, args.rows.output.as_deref())
 }
 
 /// Whether `--format` and `--output` fit together (shared by `dar sql`).

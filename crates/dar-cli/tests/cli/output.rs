@@ -154,6 +154,37 @@ fn a_closed_stdout_is_an_error() {
     let (code, err) = sh_dar(&format!("scan {s} --format csv --output {out}"), ">&-");
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(fs::read_to_string(&out).unwrap().lines().count(), 301);
+    // Every command that takes --output needs no standard output then.
+    let Some(cdf) = dar_testdata::table("kernel/cdf-table-simple") else {
+        return;
+    };
+    let changes = arg(&dir.path().join("changes.csv"));
+    let (code, err) = sh_dar(
+        &format!(
+            "changes {} --from 0 --format csv --output {changes}",
+            arg(&cdf)
+        ),
+        ">&-",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(fs::read_to_string(&changes).unwrap().starts_with("id,"));
+    let (code, err) = sh_dar(
+        &format!("changes {} --from 0 --format csv", arg(&cdf)),
+        ">&-",
+    );
+    assert_eq!(code, Some(1), "{err}");
+    #[cfg(feature = "sql")]
+    {
+        let counted = arg(&dir.path().join("count.csv"));
+        let (code, err) = sh_dar(
+            &format!(
+                "sql 'SELECT count(*) AS n FROM t' --table t={s} --format csv --output {counted}"
+            ),
+            ">&-",
+        );
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(fs::read_to_string(&counted).unwrap(), "n\n300\n");
+    }
 }
 
 #[test]
