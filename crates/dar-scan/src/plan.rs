@@ -183,7 +183,9 @@ impl ScanPlan {
                     }
                     let file = FileToOpen::new(task, ctx.state())?;
                     let task = Arc::clone(&file.task);
-                    let (_, access) = stages::plan(&ctx, file).await?;
+                    let Some((_, access)) = stages::plan(&ctx, file).await? else {
+                        return Ok(None);
+                    };
                     if access.row_groups.is_empty() {
                         return Ok(None);
                     }

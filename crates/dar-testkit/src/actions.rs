@@ -83,7 +83,7 @@ impl DataFile {
         Json::object().with("remove", remove)
     }
 
-    fn partition_values_json(&self) -> Json {
+    pub(crate) fn partition_values_json(&self) -> Json {
         Json::Object(
             self.partition_values
                 .iter()
@@ -91,6 +91,17 @@ impl DataFile {
                 .collect(),
         )
     }
+}
+
+/// The `cdc` action line of a change file at `path` (`size` bytes) with
+/// the partition values of `file`, the data file whose rows it changes.
+pub(crate) fn cdc_json(path: &str, file: &DataFile, size: u64) -> Json {
+    let cdc = Json::object()
+        .with("path", Json::str(path))
+        .with("partitionValues", file.partition_values_json())
+        .with("size", Json::Int(size as i64))
+        .with("dataChange", Json::Bool(false));
+    Json::object().with("cdc", cdc)
 }
 
 /// A removed file kept for the checkpoint's tombstones.

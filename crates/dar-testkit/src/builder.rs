@@ -32,6 +32,7 @@ pub struct TableWriterBuilder {
     in_commit_timestamps: bool,
     num_indexed_cols: Option<usize>,
     keep_rows: bool,
+    change_data_feed: bool,
 }
 
 impl TableWriterBuilder {
@@ -50,6 +51,7 @@ impl TableWriterBuilder {
             in_commit_timestamps: false,
             num_indexed_cols: None,
             keep_rows: false,
+            change_data_feed: false,
         }
     }
 
@@ -59,6 +61,14 @@ impl TableWriterBuilder {
     /// the commit files' modification times.
     pub fn with_in_commit_timestamps(mut self, on: bool) -> Self {
         self.in_commit_timestamps = on;
+        self
+    }
+
+    /// The change data feed (`delta.enableChangeDataFeed`, the writer
+    /// feature `changeDataFeed`): [`TableWriter::update_rows`] then writes
+    /// `cdc` files.
+    pub fn with_change_data_feed(mut self, on: bool) -> Self {
+        self.change_data_feed = on;
         self
     }
 
@@ -190,6 +200,10 @@ impl TableWriterBuilder {
                 "delta.columnMapping.maxColumnId".into(),
                 schema.max_column_id.to_string(),
             );
+        }
+        if self.change_data_feed {
+            writer_only.push("changeDataFeed");
+            configuration.insert("delta.enableChangeDataFeed".into(), "true".into());
         }
         if self.deletion_vectors {
             features.push("deletionVectors");

@@ -10,7 +10,9 @@ use bytes::Bytes;
 use object_store::path::{Path, PathPart};
 use object_store::{ObjectStore, PutMode, PutOptions, PutPayload};
 
-use crate::actions::{DataFile, Metadata, Protocol, Tombstone, commit_info_json, commit_text};
+use crate::actions::{
+    DataFile, Metadata, Protocol, Tombstone, cdc_json, commit_info_json, commit_text,
+};
 use crate::builder::TableWriterBuilder;
 use crate::checkpoint::{self, CheckpointState};
 use crate::dv::{DvBatch, DvStorage, merge};
@@ -30,6 +32,27 @@ pub const COMMIT_INTERVAL_MS: i64 = 60_000;
 
 /// Partition values of one file: physical column name, §7 text (`None` = null).
 type PartitionValues = Vec<(String, Option<String>)>;
+
+/// New files not yet written: their actions' data, and their bytes at
+/// their raw (not URI-encoded) path segments.
+type NewFiles = (Vec<DataFile>, Vec<(Vec<String>, Vec<u8>)>);
+
+/// The directory segments of a file with partition values `values`.
+fn partition_segments(values: &PartitionValues) -> Vec<String> {
+    values
+        .iter()
+        .map(|(column, value)| directory_segment(column, value.as_deref()))
+        .collect()
+}
+
+/// The `path` of an action for raw segments: each URI-encoded, `/`-joined.
+fn encoded_path(segments: &[String]) -> String {
+    segments
+        .iter()
+        .map(|s| uri_encode_segment(s))
+        .collect::<Vec<_>>()
+        .join("/")
+}
 
 /// What one commit did.
 #[derive(Debug, Clone)]
@@ -184,47 +207,7 @@ impl TableWriter {
         }
         let version = self.version + 1;
         let timestamp = self.timestamp(version);
-        let mut added = Vec::new();
-        let mut pending = Vec::new();
-        for (values, rows) in self.partition_groups(batch)? {
-            let part = if rows.is_empty() || rows.len() == batch.num_rows() {
-                batch.clone()
-            } else {
-                let indices = UInt32Array::from(rows);
-                arrow_select::take::take_record_batch(batch, &indices)
-                    .map_err(TestkitError::arrow("split batch by partition"))?
-            };
-            let physical = self.physical_batch(&part)?;
-            let stats = FileStats::compute(&physical, self.num_indexed_cols);
-
-            let uuid = self.ids.uuid();
-            let name = data_file_name(self.file_counter, uuid, self.parquet.codec().file_suffix());
-            self.file_counter += 1;
-            let mut segments: Vec<String> = values
-                .iter()
-                .map(|(column, value)| directory_segment(column, value.as_deref()))
-                .collect();
-            segments.push(name);
-            let path = segments
-                .iter()
-                .map(|s| uri_encode_segment(s))
-                .collect::<Vec<_>>()
-                .join("/");
-            let bytes = write_file(&physical, &self.parquet, &path)?;
-            let file = DataFile {
-                path,
-                partition_values: values,
-                size: bytes.len() as u64,
-                modification_time: timestamp,
-                num_records: stats.num_records,
-                deletion_vector: None,
-                deleted: None,
-                stats,
-                rows: self.keep_rows.then(|| part.clone()),
-            };
-            pending.push((segments, bytes));
-            added.push(file);
-        }
+        let (added, pending) = self.data_files(batch, timestamp)?;
         for (segments, bytes) in pending {
             self.put(&segments, bytes, PutMode::Create).await?;
         }
@@ -243,6 +226,192 @@ impl TableWriter {
             added,
             removed: Vec::new(),
         })
+    }
+
+    /// The new data files of a logical `batch` (one per distinct tuple of
+    /// partition values) and their bytes at their raw path segments, not
+    /// yet written.
+    fn data_files(&mut self, batch: &RecordBatch, timestamp: i64) -> Result<NewFiles> {
+        let mut added = Vec::new();
+        let mut pending = Vec::new();
+        for (values, rows) in self.partition_groups(batch)? {
+            let part = if rows.is_empty() || rows.len() == batch.num_rows() {
+                batch.clone()
+            } else {
+                let indices = UInt32Array::from(rows);
+                arrow_select::take::take_record_batch(batch, &indices)
+                    .map_err(TestkitError::arrow("split batch by partition"))?
+            };
+            let physical = self.physical_batch(&part)?;
+            let stats = FileStats::compute(&physical, self.num_indexed_cols);
+
+            let uuid = self.ids.uuid();
+            let name = data_file_name(self.file_counter, uuid, self.parquet.codec().file_suffix());
+            self.file_counter += 1;
+            let mut segments = partition_segments(&values);
+            segments.push(name);
+            let path = encoded_path(&segments);
+            let bytes = write_file(&physical, &self.parquet, &path)?;
+            let file = DataFile {
+                path,
+                partition_values: values,
+                size: bytes.len() as u64,
+                modification_time: timestamp,
+                num_records: stats.num_records,
+                deletion_vector: None,
+                deleted: None,
+                stats,
+                rows: self.keep_rows.then(|| part.clone()),
+            };
+            pending.push((segments, bytes));
+            added.push(file);
+        }
+        Ok((added, pending))
+    }
+
+    /// Updates rows of one file in one commit, as a writer with deletion
+    /// vectors and the change data feed does: the old rows deleted through
+    /// the file's DV (`remove` + `add` with the grown DV), a new file with
+    /// the `updated` rows (logical schema, one per index of `rows`, in that
+    /// order, with the file's partition values), and a `cdc` file under
+    /// `_change_data/` holding each row's `update_preimage` and
+    /// `update_postimage`. Needs deletion vectors, the change data feed and
+    /// [`TableWriterBuilder::with_kept_rows`].
+    pub async fn update_rows(
+        &mut self,
+        path: &str,
+        rows: &[u64],
+        updated: &RecordBatch,
+        storage: DvStorage,
+    ) -> Result<Commit> {
+        if !self.deletion_vectors {
+            return Err(TestkitError::DeletionVectorsDisabled);
+        }
+        self.check_schema(updated)?;
+        let mismatch = |reason: String| TestkitError::SchemaMismatch { reason };
+        if !self.change_data_feed() {
+            return Err(mismatch(
+                "update_rows writes cdc files: turn the change data feed on".into(),
+            ));
+        }
+        if rows.is_empty() || updated.num_rows() != rows.len() {
+            return Err(mismatch(format!(
+                "{} updated rows for {} row indexes (at least one)",
+                updated.num_rows(),
+                rows.len()
+            )));
+        }
+        let old = self.live(path)?.clone();
+        let kept = old.rows.as_ref().ok_or(TestkitError::RowsNotKept)?;
+        if let Some(&row) = rows
+            .iter()
+            .find(|&&r| old.deleted.as_ref().is_some_and(|d| d.contains(r)))
+        {
+            return Err(mismatch(format!("row {row} of {path} is already deleted")));
+        }
+        let merged = merge(path, old.num_records, old.deleted.as_ref(), rows)?;
+        let indices = UInt32Array::from_iter_values(rows.iter().map(|&r| r as u32));
+        let preimage = arrow_select::take::take_record_batch(kept, &indices)
+            .map_err(TestkitError::arrow("take the updated rows"))?;
+        let version = self.version + 1;
+        let timestamp = self.timestamp(version);
+        let (added, mut pending) = self.data_files(updated, timestamp)?;
+        if added.len() != 1 || added[0].partition_values != old.partition_values {
+            return Err(mismatch(format!(
+                "updated rows of {path} must keep its partition values"
+            )));
+        }
+        let (cdc_segments, cdc_bytes) = self.cdc_file(&old, &preimage, updated)?;
+        let cdc_path = encoded_path(&cdc_segments);
+        let cdc_size = cdc_bytes.len() as u64;
+        pending.push((cdc_segments, cdc_bytes));
+        let mut dvs = DvBatch::new(storage, self.ids.uuid());
+        let mut new = old.clone();
+        new.deletion_vector = Some(dvs.add(path, &merged)?);
+        new.deleted = Some(merged);
+        new.modification_time = timestamp;
+        if let Some(dv) = dvs.finish() {
+            pending.push(dv);
+        }
+        for (segments, bytes) in pending {
+            self.put(&segments, bytes, PutMode::Create).await?;
+        }
+        let mut actions = vec![commit_info_json(
+            timestamp,
+            "UPDATE",
+            self.in_commit_timestamps,
+        )];
+        actions.push(old.remove_json(timestamp, true));
+        actions.push(new.add_json(true));
+        actions.extend(added.iter().map(|f| f.add_json(true)));
+        actions.push(cdc_json(&cdc_path, &old, cdc_size));
+        self.write_commit(version, &actions).await?;
+        self.tombstones.push(Tombstone {
+            file: old.clone(),
+            deletion_timestamp: timestamp,
+        });
+        self.files.insert(new.path.clone(), new.clone());
+        for file in &added {
+            self.files.insert(file.path.clone(), file.clone());
+        }
+        let mut all = vec![new];
+        all.extend(added);
+        Ok(Commit {
+            version,
+            added: all,
+            removed: vec![old.path],
+        })
+    }
+
+    /// Whether `delta.enableChangeDataFeed` is on.
+    fn change_data_feed(&self) -> bool {
+        self.metadata
+            .configuration
+            .get("delta.enableChangeDataFeed")
+            .is_some_and(|v| v == "true")
+    }
+
+    /// The `cdc` file of an update of `file`'s rows: the data columns
+    /// (physical) of `preimage` then `postimage`, and `_change_type`.
+    fn cdc_file(
+        &mut self,
+        file: &DataFile,
+        preimage: &RecordBatch,
+        postimage: &RecordBatch,
+    ) -> Result<(Vec<String>, Vec<u8>)> {
+        let before = self.physical_batch(preimage)?;
+        let after = self.physical_batch(postimage)?;
+        let both = arrow_select::concat::concat_batches(&before.schema(), [&before, &after])
+            .map_err(TestkitError::arrow("concatenate cdc rows"))?;
+        let kinds: Vec<&str> = std::iter::repeat_n("update_preimage", before.num_rows())
+            .chain(std::iter::repeat_n("update_postimage", after.num_rows()))
+            .collect();
+        let mut fields: Vec<arrow_schema::FieldRef> =
+            both.schema().fields().iter().cloned().collect();
+        fields.push(Arc::new(arrow_schema::Field::new(
+            "_change_type",
+            arrow_schema::DataType::Utf8,
+            false,
+        )));
+        let mut columns = both.columns().to_vec();
+        columns.push(Arc::new(arrow_array::StringArray::from(kinds)));
+        let cdc = RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
+            .map_err(TestkitError::arrow("build the cdc batch"))?;
+        let uuid = self.ids.uuid();
+        let name = format!(
+            "cdc-{:05}-{uuid}.c000.{}parquet",
+            self.file_counter,
+            match self.parquet.codec().file_suffix() {
+                "" => String::new(),
+                s => format!("{s}."),
+            }
+        );
+        self.file_counter += 1;
+        let mut segments = vec!["_change_data".to_string()];
+        segments.extend(partition_segments(&file.partition_values));
+        segments.push(name);
+        let bytes = write_file(&cdc, &self.parquet, &encoded_path(&segments))?;
+        Ok((segments, bytes))
     }
 
     /// Removes live files (by `add.path`) in one commit.

@@ -21,10 +21,18 @@ use crate::task::ScanTask;
 /// Notes the DVs of `tasks` kept in DV files, so that the first file to
 /// need one fetches those of all of them at once.
 pub(crate) fn note(tasks: &[ScanTask], runtime: &ScanRuntime, dv_files: &DvFiles) {
-    dv_files.note(tasks.iter().filter_map(|task| {
-        let (dv, location) = locate(task, task.num_records, runtime).ok()??;
+    let in_files = |(dv, location): (DvDescriptor, Path)| {
         (dv.storage_type() != StorageType::Inline && !dv.is_empty())
             .then(|| (location, dar_dv::fetch_range(&dv)))
+    };
+    dv_files.note(tasks.iter().flat_map(|task| {
+        // A change data feed's replaced DV: the other side's too.
+        let paired = task
+            .paired_dv
+            .as_ref()
+            .and_then(|p| locate_dv(task, p, task.num_records, runtime).ok());
+        let own = locate(task, task.num_records, runtime).ok().flatten();
+        own.into_iter().chain(paired).filter_map(in_files)
     }));
 }
 
@@ -151,6 +159,28 @@ pub(crate) async fn paired(
     Ok(Arc::new(DeletedRows::all_but_difference(
         &other, own, file_rows,
     )))
+}
+
+/// Whether a replaced DV changes any row of `task`'s side: whether
+/// `paired` deletes a row that the file's own DV does not. Both are read
+/// through the DV cache (bounded by the log's row count when it has one),
+/// so a side that changes nothing, such as the insert side of a DV that
+/// only grew, is dropped before its file is opened.
+pub(crate) async fn pair_changes_rows(
+    task: &ScanTask,
+    paired: &DvDescriptor,
+    runtime: &ScanRuntime,
+    live: &LiveScan,
+) -> Result<bool> {
+    let (dv, location) = locate_dv(task, paired, task.num_records, runtime)?;
+    let other = read(task, dv, location, runtime, live).await?;
+    Ok(match locate(task, task.num_records, runtime)? {
+        Some((dv, location)) => {
+            let own = read(task, dv, location, runtime, live).await?;
+            !other.as_treemap().is_subset(own.as_treemap())
+        }
+        None => !other.is_empty(),
+    })
 }
 
 /// The deleted rows of `dv`, one of `task`'s DVs, through the DV cache.

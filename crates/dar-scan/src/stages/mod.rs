@@ -60,10 +60,20 @@ use row_groups::RowGroups;
 /// A file's batches.
 pub(crate) type Batches = BoxStream<'static, Result<RecordBatch>>;
 
-/// Stages 1-6: the footer, and what to read of the file.
-pub(crate) async fn plan(ctx: &ScanContext, file: FileToOpen) -> Result<(FooterRead, FileAccess)> {
+/// Stages 1-6: the footer, and what to read of the file; `None` when a
+/// change data feed's side of a replaced DV changes no row (its file is
+/// not opened).
+pub(crate) async fn plan(
+    ctx: &ScanContext,
+    file: FileToOpen,
+) -> Result<Option<(FooterRead, FileAccess)>> {
     let (state, runtime, live) = ctx.parts();
     let task = Arc::clone(&file.task);
+    if let Some(paired) = &task.paired_dv
+        && !dv::pair_changes_rows(&task, paired, runtime, live).await?
+    {
+        return Ok(None);
+    }
     // The DV is fetched in the footer's round when the log gives the row
     // count it is checked against, unless row-group statistics might make
     // it unneeded on a store where a wasted read is cheaper than a round.
@@ -98,7 +108,7 @@ pub(crate) async fn plan(ctx: &ScanContext, file: FileToOpen) -> Result<(FooterR
         });
     }
     if let Some(access) = &task.access {
-        return Ok((footer, access.clone()));
+        return Ok(Some((footer, access.clone())));
     }
     let metrics = &live.metrics;
     // Counted where the row groups are pruned, so a resolved plan that is
@@ -129,8 +139,10 @@ pub(crate) async fn plan(ctx: &ScanContext, file: FileToOpen) -> Result<(FooterR
         ),
         _ => deleted,
     };
-    let access = selection::intersect(&footer, groups, deleted.as_deref(), metrics);
-    Ok((footer, access))
+    // The rows a replaced DV's side leaves out are not deletions.
+    let count_deleted = task.paired_dv.is_none();
+    let access = selection::intersect(&footer, groups, deleted.as_deref(), count_deleted, metrics);
+    Ok(Some((footer, access)))
 }
 
 /// Batches of `rows` rows and no columns.
@@ -161,7 +173,9 @@ pub(crate) async fn open(ctx: ScanContext, task: ScanTask) -> Result<Batches> {
         Decision::Skip => return Ok(futures::stream::empty().boxed()),
         Decision::Open(file) => file,
     };
-    let (footer, access) = plan(&ctx, file).await?;
+    let Some((footer, access)) = plan(&ctx, file).await? else {
+        return Ok(futures::stream::empty().boxed());
+    };
     if state.mode == ScanMode::Count {
         // The selection already excludes the DV's rows.
         return count_batches(state, selected_rows(&footer, &access));

@@ -13,11 +13,13 @@ use super::row_groups::RowGroups;
 use crate::metrics::ScanMetrics;
 use crate::task::FileAccess;
 
-/// Intersects page pruning and the DV into the file's access.
+/// Intersects page pruning and the DV into the file's access; the rows the
+/// DV skips count as deleted when `count_deleted`.
 pub(crate) fn intersect(
     footer: &FooterRead,
     groups: RowGroups,
     deleted: Option<&DeletedRows>,
+    count_deleted: bool,
     metrics: &ScanMetrics,
 ) -> FileAccess {
     let parquet = footer.parquet();
@@ -36,7 +38,9 @@ pub(crate) fn intersect(
         let dv_rows = deleted.map_or(0, |d| d.deleted_in(range.clone()));
         let access = match deleted {
             Some(d) if dv_rows > 0 => {
-                metrics.add_rows_deleted_by_dv(dv_rows);
+                if count_deleted {
+                    metrics.add_rows_deleted_by_dv(dv_rows);
+                }
                 access.intersect(&RowGroupAccess::Selection(d.selection(range)), rows)
             }
             _ => access,

@@ -899,7 +899,8 @@ async fn writer_table(
     .with_partition_columns(["part"])
     .with_deletion_vectors(true)
     .with_in_commit_timestamps(ict)
-    .with_property("delta.enableChangeDataFeed", "true")
+    .with_change_data_feed(true)
+    .with_kept_rows(true)
     .create()
     .await
     .unwrap();
@@ -949,6 +950,80 @@ async fn cleaned_up_commits_are_refused_by_version() {
         );
         assert_eq!(err.kind(), ErrorKind::NotFound);
     }
+}
+
+/// Updates as a writer with DVs and the feed writes them (dar-testkit's
+/// `update_rows`: the old rows deleted through a grown DV, a new file,
+/// and a `cdc` file with their pre- and postimages) yield the `cdc` rows
+/// only. A DV that only grows (a delete) yields its new rows as deletes;
+/// its insert side changes nothing, so that file is not opened for it, and
+/// the rows a side leaves out are not counted as deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_through_cdc_files_and_grown_dvs() {
+    use dar_testkit::DvStorage;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut t, schema) = writer_table(dir.path(), false).await;
+    let v1 = t
+        .append(&id_part(&schema, &[0, 1, 2, 3, 4, 5], "a"))
+        .await
+        .unwrap();
+    let path = v1.added[0].path.clone();
+    t.delete_rows(&path, &[1], DvStorage::File).await.unwrap(); // v2
+    let v3 = t
+        .update_rows(
+            &path,
+            &[3, 4],
+            &id_part(&schema, &[30, 40], "a"),
+            DvStorage::File,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        v3.added.len(),
+        2,
+        "the file with its grown DV, and the new rows"
+    );
+    t.delete_rows(&path, &[5], DvStorage::Inline).await.unwrap(); // v4
+    // Updating a deleted row, or without the new rows, is refused.
+    assert!(
+        t.update_rows(&path, &[1], &id_part(&schema, &[10], "a"), DvStorage::File)
+            .await
+            .is_err()
+    );
+    let root = dir.path().join("t");
+    let mut expected: Vec<String> = (0..6).map(|i| format!("{i}|a|insert|1")).collect();
+    expected.extend([
+        "1|a|delete|2".to_string(),
+        "3|a|update_preimage|3".into(),
+        "4|a|update_preimage|3".into(),
+        "30|a|update_postimage|3".into(),
+        "40|a|update_postimage|3".into(),
+        "5|a|delete|4".into(),
+    ]);
+    assert_eq!(rows_of(&root, 0, None).await, sorted(expected));
+    // The update commit alone: its cdc file is its only task.
+    let plan = plan_of(&root, 3, Some(3)).await.unwrap();
+    assert_eq!(plan.tasks().len(), 1);
+    assert!(plan.tasks()[0].object_path.contains("_change_data"));
+    // The grown DV: two sides, one file read, nothing counted as deleted.
+    for resolve in [false, true] {
+        let mut plan = plan_of(&root, 4, Some(4)).await.unwrap();
+        assert_eq!(plan.tasks().len(), 2);
+        if resolve {
+            plan = plan.resolve().await.unwrap();
+            assert_eq!(plan.tasks().len(), 1, "the insert side is dropped");
+        }
+        assert_eq!(change_rows(&collect(&plan).await), ["5|a|delete|4"]);
+        let m = plan.metrics().snapshot();
+        // One file opened (a resolved plan opens it again to run it).
+        assert_eq!(m.files_read, 1 + u64::from(resolve), "{m:?}");
+        assert_eq!(m.rows_deleted_by_dv, 0, "{m:?}");
+    }
+    // The table itself reads as the writer says.
+    let snapshot = t.snapshot_rows().unwrap();
+    assert_eq!(snapshot.num_rows(), 4);
+    let scanned = collect(&open(&root).await.scan().build().unwrap()).await;
+    assert_eq!(scanned.iter().map(|b| b.num_rows()).sum::<usize>(), 4);
 }
 
 /// With in-commit timestamps on, `_commit_timestamp` is each commit's
