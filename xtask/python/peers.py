@@ -3,6 +3,8 @@
 Usage: python peers.py SPEC_JSON
 
 SPEC_JSON: {"reader": "delta-rs" | "polars" | "duckdb" | "daft",
+            "action": "scan" | "files" | "changes" (delta-rs's `load_cdf`,
+            from version "changes_from"),
             "uri": table URI, "columns": [...], "filter": SQL text or null,
             "limit": int or null, "verify": bool, "storage": {...} or null}
 
@@ -48,6 +50,19 @@ def read_delta_rs(spec):
             yield from listing.combine_chunks().to_batches()
 
         return files
+
+    if spec.get("action") == "changes":
+        def changes():
+            table = DeltaTable(spec["uri"], storage_options=spec.get("storage") or None)
+            # The columns asked for and the three change columns, as dar
+            # returns them (`columns` projects the change columns too).
+            cdc_columns = ["_change_type", "_commit_version", "_commit_timestamp"]
+            columns = spec["columns"] + [c for c in cdc_columns if c not in spec["columns"]]
+            reader = table.load_cdf(starting_version=int(spec["changes_from"]), columns=columns,
+                                    predicate=spec.get("filter"))
+            yield from pa.RecordBatchReader.from_stream(reader)
+
+        return changes
 
     def run():
         table = DeltaTable(spec["uri"], storage_options=spec.get("storage") or None)
@@ -138,6 +153,8 @@ def main():
     spec = json.loads(sys.argv[1])
     if spec.get("action") == "files" and spec["reader"] != "delta-rs":
         raise NotImplementedError(f"{spec['reader']} has no API that lists a Delta table's files")
+    if spec.get("action") == "changes" and spec["reader"] != "delta-rs":
+        raise NotImplementedError(f"{spec['reader']} has no API that reads a change data feed")
     run = READERS[spec["reader"]](spec)
     writer = None
     rows = 0

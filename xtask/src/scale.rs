@@ -44,6 +44,11 @@ pub struct Sizes {
     pub w6_files: usize,
     /// W6 files per commit.
     pub w6_files_per_commit: usize,
+    /// W7 change-feed table: commits after version 0 (inserts, DV deletes
+    /// and updates through `cdc` files, in a 2:1:1 cycle).
+    pub w7_commits: usize,
+    /// Rows per W7 insert.
+    pub w7_rows: usize,
 }
 
 impl Scale {
@@ -73,6 +78,8 @@ impl Scale {
                 w5_page_rows: 4_096,
                 w6_files: 2_000,
                 w6_files_per_commit: 500,
+                w7_commits: 200,
+                w7_rows: 200,
             },
             Scale::Full => Sizes {
                 w1_files: 250,
@@ -89,6 +96,8 @@ impl Scale {
                 w5_page_rows: 20_000,
                 w6_files: 20_000,
                 w6_files_per_commit: 1_000,
+                w7_commits: 3_000,
+                w7_rows: 400,
             },
         }
     }

@@ -13,6 +13,8 @@ pub enum Action {
     /// Load the latest snapshot and list its active files with their
     /// `numRecords`.
     Files,
+    /// Read the change data feed from a version to the latest.
+    Changes,
 }
 
 /// One measured case: a workload on one table.
@@ -30,8 +32,10 @@ pub struct Case {
     pub filter: Option<String>,
     /// Row limit.
     pub limit: Option<usize>,
-    /// Whether the case also runs over S3 (W3-W5).
+    /// Whether the case also runs over S3 (W3-W5, W7).
     pub on_s3: bool,
+    /// The first version of a change feed read ([`Action::Changes`]).
+    pub changes_from: Option<u64>,
 }
 
 /// The W5 predicate (TPC-H Q6-like point lookup, about 90 rows at SF1).
@@ -54,6 +58,7 @@ pub fn cases(w6_300k: bool) -> Vec<Case> {
         filter: None,
         limit: None,
         on_s3: false,
+        changes_from: None,
     };
     let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let w5_columns = crate::fixtures::w5_read_columns();
@@ -94,6 +99,13 @@ pub fn cases(w6_300k: bool) -> Vec<Case> {
     if w6_300k {
         out.push(files("W6.300k", "w6_300k"));
     }
+    // Every change of the table's history, version 0 on.
+    out.push(Case {
+        action: Action::Changes,
+        on_s3: true,
+        changes_from: Some(0),
+        ..scan("W7", "w7_changes", crate::fixtures::w7_read_columns())
+    });
     out
 }
 

@@ -8,7 +8,7 @@
 //!   ├─ state at start, state at end (replay): CDF on at start, the start
 //!   │  schema readable as the end schema, protocols readable
 //!   ▼
-//! commits start..=end, read concurrently (COMMIT_READAHEAD ahead), each
+//! commits start..=end, read concurrently (64 MiB, 8-64 files ahead), each
 //!   parsed once and dropped: ─► CommitChanges { version, timestamp,
 //!   files (a FileIndex typed against the end schema), per file: source
 //!   (cdc │ insert │ delete) and the paired DV of a replaced DV }
@@ -42,7 +42,7 @@ use crate::file_index::FileIndex;
 use crate::listing::{LogFile, LogFileKind, LogSegment, list_log, log_dir, read_log_file};
 use crate::paths::TablePaths;
 use crate::protocol::check_protocol;
-use crate::replay::{ReplayState, replay_segment};
+use crate::replay::{ReplayState, commit_readahead, replay_segment};
 use crate::schema::{
     COLUMN_MAPPING_MODE_KEY, ColumnMappingMode, DataType, StructField, StructType,
     is_allowed_widening,
@@ -58,7 +58,8 @@ pub const ENABLE_CDF_KEY: &str = "delta.enableChangeDataFeed";
 /// own columns may not take).
 pub const CHANGE_COLUMNS: [&str; 3] = ["_change_type", "_commit_version", "_commit_timestamp"];
 
-/// How many commit files are fetched ahead of the one being parsed.
+/// How many commit files are fetched ahead of the one being parsed by
+/// [`ChangeFeed::commits`].
 const COMMIT_READAHEAD: usize = 8;
 
 /// One end of a change range.
@@ -126,9 +127,28 @@ pub struct ChangeFeed {
     commits: Vec<LogFile>,
     /// Monotonized file times of `commits` (unused where ICT applies).
     file_times: Vec<i64>,
-    end_state: Arc<ReplayState>,
+    end_state: Arc<VersionState>,
     end_schema: Arc<StructType>,
     mapping: ColumnMappingMode,
+}
+
+/// What the feed needs of the table at one version: its protocol and
+/// metadata (never its files).
+#[derive(Debug, Clone)]
+struct VersionState {
+    version: u64,
+    protocol: Protocol,
+    metadata: Metadata,
+}
+
+impl From<ReplayState> for VersionState {
+    fn from(s: ReplayState) -> Self {
+        Self {
+            version: s.version,
+            protocol: s.protocol,
+            metadata: s.metadata,
+        }
+    }
 }
 
 /// Whether `metadata` turns the feed on.
@@ -276,7 +296,7 @@ async fn commit_times(
     store: &Arc<dyn ObjectStore>,
     dir: &object_store::path::Path,
     files: &[LogFile],
-    latest: &ReplayState,
+    latest: &VersionState,
 ) -> Result<Vec<(u64, i64)>> {
     let earliest = earliest_version(dir, files).unwrap_or(latest.version);
     let ict_from = ict_enablement(&latest.protocol, &latest.metadata).map(|(e, _)| e);
@@ -293,6 +313,7 @@ async fn commit_times(
     // `Send` check in the callers' futures ("`FnOnce` is not general
     // enough"), as in replay.
     let ict_files: Vec<LogFile> = ict_files.into_iter().cloned().collect();
+    let ahead = commit_readahead(&ict_files);
     let ict: Vec<(u64, i64)> = futures::stream::iter(ict_files)
         .map(|f| {
             let store = Arc::clone(store);
@@ -302,7 +323,7 @@ async fn commit_times(
                     .map(|t| (f.version, t))
             }
         })
-        .buffered(COMMIT_READAHEAD)
+        .buffered(ahead)
         .try_collect()
         .await?;
     times.extend(ict);
@@ -329,6 +350,49 @@ impl ChangeFeed {
         start: ChangeBound,
         end: Option<ChangeBound>,
     ) -> Result<Self> {
+        Self::open_knowing(store, paths, io, start, end, None).await
+    }
+
+    /// [`ChangeFeed::open`] for the table of `snapshot`: when the snapshot
+    /// is still the latest version, its protocol and metadata stand for the
+    /// latest state, so the log is not replayed a second time (for a table
+    /// opened just before, the commits since its last checkpoint are then
+    /// read once for the table and once for the feed, not twice for the
+    /// feed).
+    ///
+    /// # Errors
+    ///
+    /// As [`ChangeFeed::open`].
+    pub async fn open_at(
+        snapshot: &crate::Snapshot,
+        io: &CheckpointIo,
+        start: ChangeBound,
+        end: Option<ChangeBound>,
+    ) -> Result<Self> {
+        let known = VersionState {
+            version: snapshot.version(),
+            protocol: snapshot.protocol().clone(),
+            metadata: snapshot.metadata().clone(),
+        };
+        Self::open_knowing(
+            Arc::clone(snapshot.store()),
+            snapshot.paths().clone(),
+            io,
+            start,
+            end,
+            Some(known),
+        )
+        .await
+    }
+
+    async fn open_knowing(
+        store: Arc<dyn ObjectStore>,
+        paths: TablePaths,
+        io: &CheckpointIo,
+        start: ChangeBound,
+        end: Option<ChangeBound>,
+        known: Option<VersionState>,
+    ) -> Result<Self> {
         let dir = log_dir(paths.root());
         let files = list_log(store.as_ref(), &dir, 0).await?;
         let Some(latest) = files.iter().map(|f| f.version).max() else {
@@ -336,8 +400,15 @@ impl ChangeFeed {
                 log_dir: dir.to_string(),
             });
         };
-        let latest_segment = LogSegment::build(dir.clone(), &files, None)?;
-        let latest_state = replay_segment(&store, io, &paths, &latest_segment, true).await?;
+        let latest_state = match known {
+            Some(k) if k.version == latest => k,
+            _ => {
+                let segment = LogSegment::build(dir.clone(), &files, None)?;
+                replay_segment(&store, io, &paths, &segment, true)
+                    .await?
+                    .into()
+            }
+        };
         let latest = latest.max(latest_state.version);
         let needs_times = matches!(start, ChangeBound::TimestampMs(_))
             || matches!(end, Some(ChangeBound::TimestampMs(_)));
@@ -414,7 +485,9 @@ impl ChangeFeed {
             let files = &files;
             async move {
                 let segment = LogSegment::build(dir, files, Some(v))?;
-                replay_segment(&store, io, &paths, &segment, true).await
+                replay_segment(&store, io, &paths, &segment, true)
+                    .await
+                    .map(VersionState::from)
             }
         };
         let end_state = if latest_state.version == end {
@@ -516,8 +589,9 @@ impl ChangeFeed {
     }
 
     /// [`ChangeFeed::commits`] with up to `ahead` commit files in flight
-    /// (at least one): on object storage, where each read is a round trip,
-    /// as many as a scan has files in flight.
+    /// (at least one, and no more than 64 MiB of them at their mean size):
+    /// on object storage, where each read is a round trip, as many as a
+    /// scan has files in flight.
     pub fn commits_ahead(&self, ahead: usize) -> BoxStream<'static, Result<CommitChanges>> {
         let feed = Arc::new(self.clone());
         let fetches = (0..self.commits.len()).map(move |i| {
@@ -533,8 +607,9 @@ impl ChangeFeed {
                 Ok((feed, i, bytes))
             }
         });
+        let ahead = ahead.clamp(1, commit_readahead(&self.commits));
         futures::stream::iter(fetches)
-            .buffered(ahead.max(1))
+            .buffered(ahead)
             .and_then(|(feed, i, bytes)| async move { feed.commit(i, &bytes) })
             .boxed()
     }

@@ -29,8 +29,24 @@ use crate::error::{LogError, Result};
 use crate::listing::{LogFile, LogFileKind, LogSegment, read_log_file};
 use crate::paths::TablePaths;
 
-/// How many commit files are fetched ahead of the one being parsed.
-const COMMIT_READAHEAD: usize = 8;
+/// How many bytes of commit files may be in flight ahead of the one being
+/// parsed: within this, up to [`MAX_COMMIT_READAHEAD`] files.
+const COMMIT_READAHEAD_BYTES: u64 = 64 << 20;
+
+/// At most this many commit files in flight (at least 8): on object
+/// storage each read is a round trip, so a log of many small commits
+/// since the last checkpoint is read in a few rounds, not one per 8.
+const MAX_COMMIT_READAHEAD: usize = 64;
+
+/// Commit files to keep in flight for `commits`: as many as fit the byte
+/// budget at their mean size, 8 to [`MAX_COMMIT_READAHEAD`].
+pub(crate) fn commit_readahead(commits: &[LogFile]) -> usize {
+    let n = commits.len().max(1) as u64;
+    let mean = (commits.iter().map(|f| f.size).sum::<u64>() / n).max(1);
+    usize::try_from(COMMIT_READAHEAD_BYTES / mean)
+        .unwrap_or(usize::MAX)
+        .clamp(8, MAX_COMMIT_READAHEAD)
+}
 
 /// The reconciled state at one version.
 #[derive(Debug, Clone)]
@@ -120,7 +136,7 @@ impl<'p> Replayer<'p> {
             let f = commits[i].clone();
             async move { fetch(store.as_ref(), &f).await.map(|b| (i, b)) }
         });
-        let mut stream = futures::stream::iter(fetches).buffered(COMMIT_READAHEAD);
+        let mut stream = futures::stream::iter(fetches).buffered(commit_readahead(commits));
         while let Some((i, bytes)) = stream.try_next().await? {
             let f = &commits[i];
             // A compaction holds no commitInfo, and never ends at `version`.

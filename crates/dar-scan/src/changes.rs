@@ -168,15 +168,10 @@ impl ChangesBuilder {
         let io = CheckpointIo::new()
             .with_metadata_cache(store.metadata_cache().clone())
             .with_cost_model(Arc::clone(store.cost_model()));
-        let feed = ChangeFeed::open(
-            Arc::clone(store.store()),
-            table.snapshot().paths().clone(),
-            &io,
-            self.start,
-            self.end,
-        )
-        .await
-        .map_err(|e| table.log_error(e))?;
+        // The table's snapshot stands for the latest state when it is one.
+        let feed = ChangeFeed::open_at(table.snapshot(), &io, self.start, self.end)
+            .await
+            .map_err(|e| table.log_error(e))?;
         let declared = feed
             .schema()
             .to_arrow(feed.column_mapping_mode())

@@ -39,6 +39,13 @@ impl DataFile {
             .unwrap_or_default()
     }
 
+    /// The file's logical rows (partition columns and DV-deleted rows
+    /// included), when the writer keeps them
+    /// ([`crate::TableWriterBuilder::with_kept_rows`]).
+    pub fn rows(&self) -> Option<&arrow_array::RecordBatch> {
+        self.rows.as_ref()
+    }
+
     /// Rows a reader must return: `num_records` minus the DV's cardinality.
     pub fn live_rows(&self) -> u64 {
         self.num_records

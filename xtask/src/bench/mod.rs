@@ -182,7 +182,9 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
                 _ => (opts.fixtures.join(&table.dir).display().to_string(), None),
             };
             let mut floor = Floors::default();
-            if let Some(link) = link.filter(|l| !l.latency.is_zero()) {
+            if let Some(link) = link.filter(|l| !l.latency.is_zero())
+                && case.action != Action::Changes
+            {
                 floor.network = Some(network_floor::compute(&opts.fixtures, table, case, link)?);
             }
             let case_runs = run_case(
@@ -232,7 +234,9 @@ pub fn report(opts: &BenchOptions, manifest: &Manifest, inputs: &[PathBuf]) -> R
     for &storage in &opts.storage {
         for case in &cases {
             let mut floor = Floors::default();
-            if let Some(link) = storage.link().filter(|l| !l.latency.is_zero()) {
+            if let Some(link) = storage.link().filter(|l| !l.latency.is_zero())
+                && case.action != Action::Changes
+            {
                 let table = manifest.table(&case.table)?;
                 floor.network = Some(network_floor::compute(&opts.fixtures, table, case, link)?);
             }
@@ -271,6 +275,17 @@ fn expected(case: &Case, table: &TableEntry) -> Result<(u64, Option<Checksum>), 
                 .ok_or_else(|| format!("{}: no expected listing", case.table))?;
             Ok((c.rows, Some(c.clone())))
         }
+        (Action::Changes, None, None) => {
+            let c = table
+                .queries
+                .get("W7")
+                .ok_or_else(|| format!("{}: no expected changes", case.table))?;
+            Ok((c.rows, Some(restrict(c))))
+        }
+        (Action::Changes, _, _) => Err(format!(
+            "{}: no expected changes for a filter or limit",
+            case.id
+        )),
         (Action::Scan, Some(_), _) => {
             let c = table
                 .queries
@@ -302,6 +317,7 @@ fn run_case(
         columns: case.columns.clone(),
         filter: case.filter.clone(),
         limit: case.limit,
+        changes_from: case.changes_from,
         verify,
         storage: storage_options.clone(),
         files: if reader.is_floor() {
@@ -353,7 +369,13 @@ fn run_case(
                 out.push(blank(reader, 0, status, e));
             }
             Ok(o) => {
-                let got = o.checksum.clone().unwrap_or_default();
+                let mut got = o.checksum.clone().unwrap_or_default();
+                if case.action == Action::Changes {
+                    // Change readers also return `_commit_timestamp`, which
+                    // the manifest leaves out (file times are the copy's).
+                    got.columns
+                        .retain(|name, _| case.columns.iter().any(|k| k.to_lowercase() == *name));
+                }
                 let wrong = if got.rows != rows {
                     Some(format!("{} rows, expected {rows}", got.rows))
                 } else {

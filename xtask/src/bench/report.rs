@@ -289,8 +289,18 @@ fn short(why: &str) -> String {
 
 fn describe(case: &Case) -> String {
     let mut d = format!("{} columns of `{}`", case.columns.len(), case.table);
-    if case.action == crate::workload::Action::Files {
-        d = format!("load the snapshot of `{}` and list its files", case.table);
+    match (case.action, case.changes_from) {
+        (crate::workload::Action::Files, _) => {
+            d = format!("load the snapshot of `{}` and list its files", case.table);
+        }
+        (crate::workload::Action::Changes, Some(from)) => {
+            d = format!(
+                "the change data feed of `{}` from version {from} to the latest, {} columns",
+                case.table,
+                case.columns.len()
+            );
+        }
+        _ => {}
     }
     if let Some(f) = &case.filter {
         d.push_str(&format!(", `{f}`"));

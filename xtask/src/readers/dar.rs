@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use arrow_array::RecordBatch;
-use dar_scan::{FileColumns, Table, TableOptions, files_batch};
+use dar_scan::{ChangeBound, FileColumns, Table, TableOptions, files_batch};
 use futures::TryStreamExt;
 
 use super::{ReadSpec, RunnerResult, process_cpu_secs, runtime, storage_options};
@@ -33,15 +33,33 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
                 rows += listing.num_rows() as u64;
                 out.write(&listing)?;
             }
-            Action::Scan => {
-                let mut scan = table.scan().with_columns(&spec.columns);
-                if let Some(f) = &spec.filter {
-                    scan = scan.with_predicate_sql(f.clone());
-                }
-                if let Some(l) = spec.limit {
-                    scan = scan.with_limit(l);
-                }
-                let mut stream = scan.build().map_err(|e| e.to_string())?.execute();
+            Action::Scan | Action::Changes => {
+                let plan = match spec.changes_from {
+                    None => {
+                        let mut scan = table.scan().with_columns(&spec.columns);
+                        if let Some(f) = &spec.filter {
+                            scan = scan.with_predicate_sql(f.clone());
+                        }
+                        if let Some(l) = spec.limit {
+                            scan = scan.with_limit(l);
+                        }
+                        scan.build()
+                    }
+                    Some(from) => {
+                        // The table's columns; the change columns come too.
+                        let mut changes = table
+                            .changes(ChangeBound::Version(from), None)
+                            .with_columns(&spec.columns);
+                        if let Some(f) = &spec.filter {
+                            changes = changes.with_predicate_sql(f.clone());
+                        }
+                        if let Some(l) = spec.limit {
+                            changes = changes.with_limit(l);
+                        }
+                        changes.build().await
+                    }
+                };
+                let mut stream = plan.map_err(|e| e.to_string())?.execute();
                 while let Some(batch) = stream.try_next().await.map_err(|e| e.to_string())? {
                     rows += batch.num_rows() as u64;
                     out.write(&batch)?;

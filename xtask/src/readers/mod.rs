@@ -99,6 +99,10 @@ impl Reader {
             (Action::Files, Reader::Polars | Reader::Duckdb | Reader::Daft) => {
                 Some("no API that lists a Delta table's active files")
             }
+            (Action::Changes, Reader::ArrowRs) => Some("not a Delta reader: no change feed"),
+            (Action::Changes, Reader::Polars | Reader::Duckdb | Reader::Daft) => {
+                Some("no API that reads a Delta table's change data feed")
+            }
             _ => None,
         }
     }
@@ -119,6 +123,9 @@ pub struct ReadSpec {
     pub filter: Option<String>,
     /// Row limit.
     pub limit: Option<usize>,
+    /// The first version of a change feed read ([`Action::Changes`]).
+    #[serde(default)]
+    pub changes_from: Option<u64>,
     /// Write the result as an Arrow IPC stream to stdout.
     pub verify: bool,
     /// Object-store options (`aws_endpoint`, ...), for S3.

@@ -64,13 +64,17 @@ fn program(ctx: &RunContext, spec: &ReadSpec) -> Result<(PathBuf, Vec<String>), 
                     "--format".into(),
                     "csv".into(),
                 ],
-                Action::Scan => {
-                    let mut a = vec![
-                        "scan".into(),
-                        spec.uri.clone(),
-                        "--columns".into(),
-                        spec.columns.join(","),
-                    ];
+                Action::Scan | Action::Changes => {
+                    let mut a = match spec.changes_from {
+                        None => vec!["scan".into(), spec.uri.clone()],
+                        Some(from) => vec![
+                            "changes".into(),
+                            spec.uri.clone(),
+                            "--from".into(),
+                            from.to_string(),
+                        ],
+                    };
+                    a.extend(["--columns".into(), spec.columns.join(",")]);
                     if let Some(f) = &spec.filter {
                         a.extend(["--filter".into(), f.clone()]);
                     }
@@ -90,21 +94,21 @@ fn program(ctx: &RunContext, spec: &ReadSpec) -> Result<(PathBuf, Vec<String>), 
                 .iter()
                 .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
                 .collect();
-            let mut sql = format!("SELECT {} FROM t", cols.join(", "));
+            let source = match spec.changes_from {
+                None => "t".to_string(),
+                Some(from) => format!("table_changes('{}', {from})", spec.uri.replace('\'', "''")),
+            };
+            let mut sql = format!("SELECT {} FROM {source}", cols.join(", "));
             if let Some(f) = &spec.filter {
                 sql.push_str(&format!(" WHERE {f}"));
             }
             if let Some(l) = spec.limit {
                 sql.push_str(&format!(" LIMIT {l}"));
             }
-            let mut a = vec![
-                "sql".into(),
-                sql,
-                "--table".into(),
-                format!("t={}", spec.uri),
-                "--format".into(),
-                format.into(),
-            ];
+            let mut a = vec!["sql".into(), sql, "--format".into(), format.into()];
+            if spec.changes_from.is_none() {
+                a.extend(["--table".into(), format!("t={}", spec.uri)]);
+            }
             a.extend(storage_args());
             (ctx.dar.clone(), a)
         }
