@@ -105,6 +105,23 @@ def test_the_sample_table_and_the_version_it_was_opened_at():
     assert n != [300]
 
 
+def test_the_readme_example():
+    ctx = context(trips=dar.Table(str(SAMPLE)))
+    got = sql(
+        ctx,
+        "SELECT day, count(*) AS n, sum(fare) AS fares FROM trips WHERE trip_id > 100"
+        " GROUP BY day ORDER BY day",
+    )
+    assert [(str(r["day"]), r["n"], str(r["fares"])) for r in got.to_pylist()] == [
+        ("2024-01-02", 59, "1868.93"),
+        ("2024-01-03", 77, "2492.87"),
+        ("2024-01-04", 70, "2072.35"),
+    ]
+    q = "SELECT trip_id FROM trips WHERE day = DATE '2024-01-03' LIMIT 5"
+    m = scan_metrics(ctx, q)
+    assert (m["output_rows"], m["files_pruned"], m["files_read"], m["files_total"]) == (5, 3, 1, 4)
+
+
 def test_a_filter_prunes_files(testdata):
     uri = str(testdata / "kernel" / "parsed-stats")
     ctx = context(t=dar.Table(uri))
