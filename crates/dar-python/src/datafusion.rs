@@ -1,7 +1,7 @@
 //! `Table.__datafusion_table_provider__`: the table in DataFusion Python.
 //!
 //! `SessionContext.register_table("t", dar.Table(uri))` (datafusion 55;
-//! `register_table_provider` in older releases) calls
+//! its deprecated `register_table_provider` too) calls
 //! `__datafusion_table_provider__(session)` and takes the PyCapsule it
 //! returns: a `datafusion_table_provider` capsule holding
 //! datafusion-ffi's [`FFI_TableProvider`] over dar-datafusion's
