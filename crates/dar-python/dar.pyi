@@ -131,6 +131,15 @@ class Table:
         applies the whole predicate to what the scan returns, so the rows
         are always Polars' own answer. Needs the `polars` package.
         """
+    def __datafusion_table_provider__(self, session: Any = None) -> Any:
+        """The table as a DataFusion table provider (a `datafusion_table_provider` PyCapsule).
+
+        `datafusion.SessionContext().register_table("t", table)` calls it
+        (DataFusion Python 55; the same minor of DataFusion as dar's). SQL
+        over `t` gets dar's filter, projection and limit pushdown and
+        statistics; the scan reads this table's snapshot with its storage
+        options. `session`, which DataFusion passes, is not needed.
+        """
     def files(self, *, full: bool = False) -> pyarrow.Table:
         """The active files, with the columns of `dar files` (`full=True`: those of `dar files --format csv`)."""
     def refresh(self) -> None:

@@ -20,6 +20,9 @@
 //!   reads of it, for tables dar refuses too.
 //! - [`polars`]: `Table.to_polars()` and `dar.scan_polars(uri, ...)`, lazy
 //!   Polars frames with projection, predicate and limit pushdown.
+//! - [`datafusion`]: `Table.__datafusion_table_provider__`, the table in
+//!   DataFusion Python (`SessionContext.register_table`) with dar's
+//!   pushdown.
 //! - [`scan`]: `dar.Scan`: `__arrow_c_stream__`, `to_reader()`,
 //!   `to_table()`, `count()`, `metrics()`.
 //! - [`export`]: the Arrow PyCapsule interface over arrow-rs's C data and
@@ -35,6 +38,7 @@
 
 use pyo3::prelude::*;
 
+pub mod datafusion;
 pub mod errors;
 pub mod export;
 pub mod metrics;

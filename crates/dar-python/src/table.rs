@@ -6,8 +6,9 @@ use std::sync::Mutex;
 
 use dar_scan::{ErrorKind, FileColumns, ScanError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt, PyList};
+use pyo3::types::{PyCapsule, PyDict, PyInt, PyList};
 
+use crate::datafusion::provider_capsule;
 use crate::errors::{exception, scan_to_py};
 use crate::export::{pyarrow_schema, pyarrow_table};
 use crate::options::{change_bound, count_argument, table_options};
@@ -94,6 +95,20 @@ impl Table {
     /// scan; Polars applies the whole predicate to what the scan returns.
     fn to_polars<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         slf.py().import("dar._polars")?.call_method1("scan", (slf,))
+    }
+
+    /// The table as a DataFusion table provider (a
+    /// `datafusion_table_provider` PyCapsule, see [`crate::datafusion`]),
+    /// for `datafusion.SessionContext.register_table`. `session` is the
+    /// session DataFusion Python 52 and later pass; it is not needed.
+    #[pyo3(signature = (session = None))]
+    fn __datafusion_table_provider__<'py>(
+        &self,
+        py: Python<'py>,
+        session: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = session;
+        provider_capsule(py, self.current()?)
     }
 
     /// The protocol and what dar reads of it (see [`protocol_dict`]).

@@ -6,14 +6,14 @@ import subprocess
 import pytest
 
 import dar
-from conftest import SAMPLE
+from conftest import SAMPLE, write_delta_table
 
 
-@pytest.fixture(scope="module")
-def s3(s3_server_bin):
-    """Storage options of a server whose bucket `dar` holds the sample under `sample/`."""
+def start_server(s3_server_bin, root):
+    """A server whose bucket `dar` holds `root` under `sample/`, and its
+    storage options."""
     server = subprocess.Popen(
-        [str(s3_server_bin), "dar", str(SAMPLE), "sample"],
+        [str(s3_server_bin), "dar", str(root), "sample"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -26,6 +26,13 @@ def s3(s3_server_bin):
         key, value = line.split("=", 1)
         options[key] = value
     assert options["aws_endpoint"].startswith("http://127.0.0.1:"), options
+    return server, options
+
+
+@pytest.fixture(scope="module")
+def s3(s3_server_bin):
+    """Storage options of a server whose bucket `dar` holds the sample under `sample/`."""
+    server, options = start_server(s3_server_bin, SAMPLE)
     yield options
     server.stdin.close()
     server.wait(timeout=30)
@@ -57,3 +64,42 @@ def test_s3_errors_never_carry_the_secret(s3):
         dar.Table("s3://dar/missing", storage_options=s3)
     with pytest.raises(dar.InvalidArgumentError, match="unknown storage option 'no_such_option'"):
         dar.Table("s3://dar/sample", storage_options=dict(s3, no_such_option="x"))
+
+
+def test_datafusion_sql_over_an_s3_table(s3):
+    """The DataFusion Python provider reads the Table it is given, storage
+    options and all (nothing is reopened without them)."""
+    datafusion = pytest.importorskip("datafusion")
+    ctx = datafusion.SessionContext()
+    ctx.register_table("s3t", dar.Table("s3://dar/sample", storage_options=s3))
+    ctx.register_table("local", dar.Table(str(SAMPLE)))
+    q = "SELECT trip_id, fare FROM {} WHERE trip_id BETWEEN 165 AND 175 ORDER BY trip_id"
+    got = ctx.sql(q.format("s3t")).to_arrow_table()
+    assert got.num_rows == 8
+    assert got.equals(ctx.sql(q.format("local")).to_arrow_table())
+    assert ctx.sql("SELECT count(*) AS n FROM s3t").to_arrow_table().column("n").to_pylist() == [300]
+
+
+def test_datafusion_scan_errors_name_the_file_not_the_secret(s3_server_bin, tmp_path):
+    datafusion = pytest.importorskip("datafusion")
+    import pyarrow as pa
+
+    # The log adds missing.parquet, which the bucket does not hold.
+    root = write_delta_table(
+        tmp_path / "t",
+        [("id", "long", True)],
+        [("a.parquet", pa.table({"id": pa.array([1], pa.int64())})), ("missing.parquet", None)],
+    )
+    server, options = start_server(s3_server_bin, root)
+    try:
+        ctx = datafusion.SessionContext()
+        ctx.register_table("t", dar.Table("s3://dar/sample", storage_options=options))
+        with pytest.raises(Exception) as e:
+            ctx.sql("SELECT id FROM t").to_arrow_table()
+        message = str(e.value)
+        assert "cannot read data file 's3://dar/sample/missing.parquet'" in message, message
+        assert options["aws_secret_access_key"] not in message
+        assert "panic" not in message.lower()
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)

@@ -8,6 +8,8 @@ from pathlib import Path
 import dar
 
 STUB = Path(__file__).resolve().parents[1] / "dar.pyi"
+# Dunder methods that are part of the API (protocols other libraries call).
+PROTOCOL_METHODS = {"__arrow_c_stream__", "__datafusion_table_provider__"}
 
 
 def stub_api() -> dict:
@@ -35,7 +37,9 @@ def runtime_api() -> dict:
         obj = getattr(dar, name)
         if inspect.isclass(obj) and not issubclass(obj, BaseException):
             api[name] = {
-                n for n in vars(obj) if not n.startswith("_") or n == "__arrow_c_stream__"
+                n
+                for n in vars(obj)
+                if not n.startswith("_") or n in PROTOCOL_METHODS
             }
         elif inspect.isclass(obj):
             api[name] = set()
