@@ -5,13 +5,18 @@
 //! list _delta_log from 0 ─► resolve the range (versions, or timestamps:
 //!   │                        start → first commit at or after, end → last
 //!   │                        commit at or before; end defaults to latest)
-//!   ├─ state at start, state at end (replay): CDF on at start, the start
-//!   │  schema readable as the end schema, protocols readable
+//!   ├─ state at end (the open table's snapshot when it is the latest,
+//!   │  else replayed): its protocol readable; CDF on and the schema
+//!   │  readable, which stands for the start's while no commit of the range
+//!   │  changes the metadata or protocol
 //!   ▼
 //! commits start..=end, read concurrently (64 MiB, 8-64 files ahead), each
 //!   parsed once and dropped: ─► CommitChanges { version, timestamp,
 //!   files (a FileIndex typed against the end schema), per file: source
 //!   (cdc │ insert │ delete) and the paired DV of a replaced DV }
+//!   └─ a commit after the start changed the metadata or protocol (or the
+//!      end's failed the start's checks): the state at start replayed and
+//!      checked, last
 //! ```
 //!
 //! The rules, per commit:
@@ -28,6 +33,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
@@ -125,6 +131,14 @@ pub struct ChangeFeed {
     end: u64,
     /// Commit files `start..=end`, ascending, one per version.
     commits: Vec<LogFile>,
+    /// The whole listing, to replay the state at the start when needed.
+    listing: Arc<Vec<LogFile>>,
+    /// How checkpoints are read (for that replay).
+    io: CheckpointIo,
+    /// Whether the end's state passed the start's checks: then, unless a
+    /// commit after the start changes the metadata or protocol, the start
+    /// state is the end's and is not replayed.
+    end_passes_start_checks: bool,
     /// Monotonized file times of `commits` (unused where ICT applies).
     file_times: Vec<i64>,
     end_state: Arc<VersionState>,
@@ -340,9 +354,11 @@ impl ChangeFeed {
     /// [`LogError::ChangeRange`] for a start after the end or beyond the
     /// latest version, or a timestamp outside the history;
     /// [`LogError::ChangeCommitMissing`] when a commit of the range is no
-    /// longer in the log; [`LogError::ChangeDataFeedDisabled`] and
-    /// [`LogError::ChangeFeedSchema`] at the start version; any error of
-    /// replaying the two states.
+    /// longer in the log; [`LogError::ChangeFeedSchema`] for an end schema
+    /// that takes a change column's name; any error of replaying the end
+    /// state. The feed off, or a schema the end's cannot read, at the start
+    /// or at a commit of the range is an error of [`ChangeFeed::commits`],
+    /// naming that version.
     pub async fn open(
         store: Arc<dyn ObjectStore>,
         paths: TablePaths,
@@ -495,12 +511,6 @@ impl ChangeFeed {
         } else {
             replay_at(end).await?
         };
-        let start_state = if start == end {
-            end_state.clone()
-        } else {
-            replay_at(start).await?
-        };
-        check_protocol(&start_state.protocol, start)?;
         check_protocol(&end_state.protocol, end)?;
         let end_schema = schema_of(&end_state.metadata, end)?;
         let mapping = mapping_of(&end_state.protocol, &end_state.metadata)?;
@@ -516,14 +526,19 @@ impl ChangeFeed {
                 reason: "is a name the change data feed reserves for its own column".into(),
             });
         }
-        check_metadata(
-            &start_state.metadata,
+        // Unless a commit after the start changes the metadata or protocol,
+        // the end's state is the start's. Whether it passes the start's
+        // checks decides if the start is replayed (after the commits, which
+        // name the version of a change that fails them).
+        let end_passes_start_checks = check_metadata(
+            &end_state.metadata,
             start,
             end,
             &end_schema,
             &end_state.metadata,
             mapping,
-        )?;
+        )
+        .is_ok();
         let earliest = earliest_version(&dir, &files).unwrap_or(start);
         let series: HashMap<u64, i64> = file_time_series(&files, earliest, None)
             .into_iter()
@@ -543,6 +558,9 @@ impl ChangeFeed {
             start,
             end,
             commits,
+            listing: Arc::new(files),
+            io: io.clone(),
+            end_passes_start_checks,
             file_times,
             end_state: Arc::new(end_state),
             end_schema: Arc::new(end_schema),
@@ -575,6 +593,23 @@ impl ChangeFeed {
         &self.end_state.metadata
     }
 
+    /// Checks the state at the start version (the feed on, a schema the
+    /// end schema reads, a readable protocol) by replaying it.
+    async fn check_start(&self) -> Result<()> {
+        let dir = log_dir(self.paths.root());
+        let segment = LogSegment::build(dir, &self.listing, Some(self.start))?;
+        let state = replay_segment(&self.store, &self.io, &self.paths, &segment, true).await?;
+        check_protocol(&state.protocol, self.start)?;
+        check_metadata(
+            &state.metadata,
+            self.start,
+            self.end,
+            &self.end_schema,
+            &self.end_state.metadata,
+            self.mapping,
+        )
+    }
+
     /// Number of commits in the range.
     pub fn num_commits(&self) -> usize {
         self.commits.len()
@@ -583,7 +618,9 @@ impl ChangeFeed {
     /// The commits of the range as a stream, ascending: each commit file
     /// read (8 ahead, concurrently), parsed once into its
     /// [`CommitChanges`] and dropped. A `metaData` or `protocol` that ends
-    /// the feed's readability is an error naming its version.
+    /// the feed's readability is an error naming its version. When a commit
+    /// after the start changes either, the stream ends by replaying the
+    /// start state and checking it (an error naming the start version).
     pub fn commits(&self) -> BoxStream<'static, Result<CommitChanges>> {
         self.commits_ahead(COMMIT_READAHEAD)
     }
@@ -594,6 +631,7 @@ impl ChangeFeed {
     /// scan has files in flight.
     pub fn commits_ahead(&self, ahead: usize) -> BoxStream<'static, Result<CommitChanges>> {
         let feed = Arc::new(self.clone());
+        let tail = Arc::clone(&feed);
         let fetches = (0..self.commits.len()).map(move |i| {
             let feed = Arc::clone(&feed);
             async move {
@@ -608,31 +646,61 @@ impl ChangeFeed {
             }
         });
         let ahead = ahead.clamp(1, commit_readahead(&self.commits));
-        futures::stream::iter(fetches)
-            .buffered(ahead)
-            .and_then(|(feed, i, bytes)| async move { feed.commit(i, &bytes) })
-            .boxed()
+        // Whether the start state must be replayed and checked once every
+        // commit is read: the end's state failed the start's checks, or a
+        // commit after the start changed the metadata or protocol.
+        let check_start = Arc::new(AtomicBool::new(!self.end_passes_start_checks));
+        let seen = Arc::clone(&check_start);
+        let commits =
+            futures::stream::iter(fetches)
+                .buffered(ahead)
+                .and_then(move |(feed, i, bytes)| {
+                    let seen = Arc::clone(&seen);
+                    async move {
+                        let (changes, changes_table) = feed.commit(i, &bytes)?;
+                        if changes_table && changes.version > feed.start {
+                            seen.store(true, Ordering::Relaxed);
+                        }
+                        Ok(changes)
+                    }
+                });
+        let start = futures::stream::once(async move {
+            if check_start.load(Ordering::Relaxed) {
+                tail.check_start().await?;
+            }
+            Ok(None)
+        })
+        .try_filter_map(|none: Option<CommitChanges>| async move { Ok(none) });
+        commits.chain(start).boxed()
     }
 
-    /// The changes of commit `i` of the range, from its `bytes`.
-    fn commit(&self, i: usize, bytes: &Bytes) -> Result<CommitChanges> {
+    /// The changes of commit `i` of the range, from its `bytes`, and
+    /// whether it holds a `metaData` or `protocol` action.
+    fn commit(&self, i: usize, bytes: &Bytes) -> Result<(CommitChanges, bool)> {
         let f = &self.commits[i];
         let version = f.version;
         let path = f.location.to_string();
         let end_meta = &self.end_state.metadata;
         let mut actions = Vec::new();
         let mut ict = None;
+        let mut changes_table = false;
         parse_actions(&path, bytes, |line, action| {
             match action {
-                Action::Metadata(m) => check_metadata(
-                    &m,
-                    version,
-                    self.end,
-                    &self.end_schema,
-                    end_meta,
-                    self.mapping,
-                )?,
-                Action::Protocol(p) => check_protocol(&p, version)?,
+                Action::Metadata(m) => {
+                    changes_table = true;
+                    check_metadata(
+                        &m,
+                        version,
+                        self.end,
+                        &self.end_schema,
+                        end_meta,
+                        self.mapping,
+                    )?
+                }
+                Action::Protocol(p) => {
+                    changes_table = true;
+                    check_protocol(&p, version)?
+                }
                 Action::CommitInfo(raw) if ict.is_none() => {
                     ict = commit_info(&path, line, raw)?.in_commit_timestamp;
                 }
@@ -715,14 +783,15 @@ impl ChangeFeed {
             end_meta,
             &[builder.finish()],
         )?;
-        Ok(CommitChanges {
+        let changes = CommitChanges {
             version,
             timestamp_ms,
             files,
             sources,
             paired_dv,
             has_size,
-        })
+        };
+        Ok((changes, changes_table))
     }
 
     /// The change files of one commit's file actions, by the protocol's

@@ -1026,6 +1026,37 @@ async fn updates_through_cdc_files_and_grown_dvs() {
     assert_eq!(scanned.iter().map(|b| b.num_rows()).sum::<usize>(), 4);
 }
 
+/// On a table just opened, the feed reads each commit of its range once,
+/// and nothing else of the log but the listing: the table's snapshot
+/// stands for the latest state instead of a second replay. A table opened
+/// at an older version still gets the latest state from the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_on_an_open_table_reads_each_commit_once() {
+    use dar_io::ObjectClass;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut t, schema) = writer_table(dir.path(), false).await;
+    for i in 0..20 {
+        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
+    }
+    let root = dir.path().join("t");
+    for (table, replayed) in [(open(&root).await, 0), (open_version(&root, 10).await, 21)] {
+        let io = table.store().metrics().clone();
+        let before = io.snapshot();
+        let plan = table.changes(v(5), None).build().await.unwrap();
+        assert_eq!(
+            collect(&plan)
+                .await
+                .iter()
+                .map(|b| b.num_rows())
+                .sum::<usize>(),
+            16
+        );
+        let log = io.snapshot().since(&before).class(ObjectClass::Log);
+        // Commits 5..=20, once each, and the replay at an older open.
+        assert_eq!(log.requests, 16 + replayed, "{log:?}");
+    }
+}
+
 /// With in-commit timestamps on, `_commit_timestamp` is each commit's
 /// `inCommitTimestamp`, and timestamp bounds resolve by it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
