@@ -99,8 +99,8 @@ impl DeltaTableProvider {
         end: Option<ChangeBound>,
         options: DeltaScanOptions,
     ) -> dar_scan::Result<Self> {
-        let plan = table.changes(start, end).build().await?;
-        let dar = Arc::clone(plan.schema());
+        // The schema only: the commits are read once, by the scan.
+        let dar = table.changes(start, end).schema().await?;
         let partition_columns = table.snapshot().partition_columns().to_vec();
         let schema = Arc::new(options.datafusion_schema(&dar, &partition_columns));
         let current = Current {

@@ -53,7 +53,7 @@ pub struct ScanBuilder {
     pub(crate) predicate: Option<PredicateInput>,
     pub(crate) limit: Option<usize>,
     pub(crate) batch_size: usize,
-    concurrency: Option<usize>,
+    pub(crate) concurrency: Option<usize>,
     pub(crate) ordered: bool,
 }
 

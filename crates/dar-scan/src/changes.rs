@@ -47,6 +47,9 @@ pub const COMMIT_VERSION: &str = CHANGE_COLUMNS[1];
 /// The `_commit_timestamp` column.
 pub const COMMIT_TIMESTAMP: &str = CHANGE_COLUMNS[2];
 
+/// Change files in flight per file a local scan keeps in flight.
+const LOCAL_CHANGE_FILES_PER_CORE: usize = 4;
+
 /// The three change columns, declared non-null.
 fn change_fields() -> [Field; 3] {
     [
@@ -162,62 +165,7 @@ impl ChangesBuilder {
     /// (each names the version); the errors of [`ScanBuilder::build`] for
     /// options, columns and the predicate.
     pub async fn build(self) -> Result<ScanPlan> {
-        let table = self.scan.table.clone();
-        let runtime = self.scan.runtime();
-        let store = table.store();
-        let io = CheckpointIo::new()
-            .with_metadata_cache(store.metadata_cache().clone())
-            .with_cost_model(Arc::clone(store.cost_model()));
-        // The table's snapshot stands for the latest state when it is one.
-        let feed = ChangeFeed::open_at(table.snapshot(), &io, self.start, self.end)
-            .await
-            .map_err(|e| table.log_error(e))?;
-        let declared = feed
-            .schema()
-            .to_arrow(feed.column_mapping_mode())
-            .map_err(|e| table.log_error(e))?;
-        let mut fields: Vec<Field> = declared
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        fields.extend(change_fields());
-        let mut columns: Vec<Vec<String>> = match self.scan.columns {
-            Some(c) => c,
-            None => declared
-                .fields()
-                .iter()
-                .map(|f| vec![f.name().clone()])
-                .collect(),
-        };
-        for name in CHANGE_COLUMNS.iter().filter(|_| self.add_change_columns) {
-            if !columns.iter().any(|c| c.len() == 1 && c[0] == *name) {
-                columns.push(vec![name.to_string()]);
-            }
-        }
-        let predicate = self
-            .scan
-            .predicate
-            .map(PredicateInput::into_expr)
-            .transpose()?;
-        let mut partition_columns = feed.metadata().partition_columns.clone();
-        partition_columns.extend([COMMIT_VERSION.to_string(), COMMIT_TIMESTAMP.to_string()]);
-        let spec = ScanSpec {
-            format: ScanSpec::FORMAT,
-            producer: producer(),
-            table_uri: table.uri().to_string(),
-            version: feed.end(),
-            schema: Schema::new(fields),
-            column_mapping: feed.column_mapping_mode(),
-            partition_columns,
-            task_columns: vec![CHANGE_TYPE.to_string()],
-            columns,
-            predicate,
-            batch_size: self.scan.batch_size,
-            limit: self.scan.limit,
-            ordered: self.scan.ordered,
-        };
-        let context = ScanContext::new(spec, runtime)?;
+        let (table, feed, context) = self.prepare().await?;
         let metrics = context.metrics().clone();
         let state = Arc::clone(context.state());
         let logical = state.predicate.as_ref().map(|p| &p.logical);
@@ -278,5 +226,90 @@ impl ChangesBuilder {
             }
         }
         Ok(ScanPlan::new(context, tasks))
+    }
+
+    /// The feed's output schema (as [`ScanPlan::schema`] of its plan)
+    /// without reading the commits of the range: for an engine that
+    /// plans before it scans (the log is listed, and replayed only when
+    /// the range ends before the latest version).
+    ///
+    /// # Errors
+    ///
+    /// As [`ChangesBuilder::build`], but for refusals only a commit of the
+    /// range shows (they come from `build`).
+    pub async fn schema(self) -> Result<arrow_schema::SchemaRef> {
+        let (_, _, context) = self.prepare().await?;
+        Ok(Arc::clone(context.schema()))
+    }
+
+    /// The feed opened, and the scan's context: everything before the
+    /// commits are read.
+    async fn prepare(self) -> Result<(Table, ChangeFeed, ScanContext)> {
+        let table = self.scan.table.clone();
+        let mut runtime = self.scan.runtime();
+        let store = table.store();
+        if self.scan.concurrency.is_none() && !store.backend().is_remote() {
+            // A feed's files are one commit's each, mostly small: with one
+            // file per core, cores wait on each file's few reads (handed to
+            // blocking threads); more in flight keep them busy, within the
+            // same read-ahead budget.
+            runtime = runtime.with_concurrency(
+                LOCAL_CHANGE_FILES_PER_CORE * crate::runtime::default_files_in_flight(false),
+            );
+        }
+        let io = CheckpointIo::new()
+            .with_metadata_cache(store.metadata_cache().clone())
+            .with_cost_model(Arc::clone(store.cost_model()));
+        // The table's snapshot stands for the latest state when it is one.
+        let feed = ChangeFeed::open_at(table.snapshot(), &io, self.start, self.end)
+            .await
+            .map_err(|e| table.log_error(e))?;
+        let declared = feed
+            .schema()
+            .to_arrow(feed.column_mapping_mode())
+            .map_err(|e| table.log_error(e))?;
+        let mut fields: Vec<Field> = declared
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.extend(change_fields());
+        let mut columns: Vec<Vec<String>> = match self.scan.columns {
+            Some(c) => c,
+            None => declared
+                .fields()
+                .iter()
+                .map(|f| vec![f.name().clone()])
+                .collect(),
+        };
+        for name in CHANGE_COLUMNS.iter().filter(|_| self.add_change_columns) {
+            if !columns.iter().any(|c| c.len() == 1 && c[0] == *name) {
+                columns.push(vec![name.to_string()]);
+            }
+        }
+        let predicate = self
+            .scan
+            .predicate
+            .map(PredicateInput::into_expr)
+            .transpose()?;
+        let mut partition_columns = feed.metadata().partition_columns.clone();
+        partition_columns.extend([COMMIT_VERSION.to_string(), COMMIT_TIMESTAMP.to_string()]);
+        let spec = ScanSpec {
+            format: ScanSpec::FORMAT,
+            producer: producer(),
+            table_uri: table.uri().to_string(),
+            version: feed.end(),
+            schema: Schema::new(fields),
+            column_mapping: feed.column_mapping_mode(),
+            partition_columns,
+            task_columns: vec![CHANGE_TYPE.to_string()],
+            columns,
+            predicate,
+            batch_size: self.scan.batch_size,
+            limit: self.scan.limit,
+            ordered: self.scan.ordered,
+        };
+        let context = ScanContext::new(spec, runtime)?;
+        Ok((table, feed, context))
     }
 }
