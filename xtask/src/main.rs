@@ -4,7 +4,7 @@
 //!   benchmark table (deterministic, with dar-testkit and a TPC-H
 //!   generator) and checks each with two peer readers.
 //! * `cargo xtask bench [--scale quick|full] [--workloads W1,..]
-//!   [--readers dar,delta-rs,..] [--rounds N] [--storage local,s3,s3-slow]`
+//!   [--readers dar,delta-rs,..] [--rounds N] [--storage local,s3,s3-slow,azure,gcs]`
 //!   measures dar against every peer and the floors, side by side, and
 //!   writes `runs.csv`, `summary.md`, SVG charts and `env.json` under
 //!   `target/bench/<timestamp>/`.

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::checksum::Checksum;
 use crate::fixtures::{Manifest, TableEntry};
 use crate::readers::{self, ReadSpec, Reader, RunContext};
+use crate::s3::emulators::Emulator;
 use crate::s3::{Link, Proxy, S3Storage};
 use crate::scale::Scale;
 use crate::workload::{self, Action, Case};
@@ -30,6 +31,10 @@ pub enum Storage {
     S3,
     /// The same behind about 200 ms per request and 150 Mbit/s.
     S3Slow,
+    /// Azurite (Azure Blob), through the counting proxy.
+    Azure,
+    /// fake-gcs-server (GCS), through the counting proxy.
+    Gcs,
 }
 
 impl Storage {
@@ -39,17 +44,61 @@ impl Storage {
             Storage::Local => "local",
             Storage::S3 => "s3",
             Storage::S3Slow => "s3-slow",
+            Storage::Azure => "azure",
+            Storage::Gcs => "gcs",
         }
     }
 
     fn link(self) -> Option<Link> {
         match self {
             Storage::Local => None,
-            Storage::S3 => Some(Link {
+            Storage::S3 | Storage::Azure | Storage::Gcs => Some(Link {
                 latency: Duration::ZERO,
                 bytes_per_sec: None,
             }),
             Storage::S3Slow => Some(crate::s3::slow_link()),
+        }
+    }
+}
+
+impl Storage {
+    /// The server a remote storage reads from (S3 and s3-slow share one).
+    fn server_kind(self) -> &'static str {
+        match self {
+            Storage::Azure => "azure",
+            Storage::Gcs => "gcs",
+            _ => "s3",
+        }
+    }
+}
+
+/// A running remote store with the fixtures in it.
+enum Server {
+    /// dar-io's S3 server.
+    S3(S3Storage),
+    /// Azurite or fake-gcs-server.
+    Emulator(Emulator),
+}
+
+impl Server {
+    fn endpoint(&self) -> String {
+        match self {
+            Server::S3(s) => s.endpoint().to_string(),
+            Server::Emulator(e) => e.endpoint(),
+        }
+    }
+
+    fn uri(&self, prefix: &str) -> String {
+        match self {
+            Server::S3(_) => format!("s3://{}/{prefix}", crate::s3::BUCKET),
+            Server::Emulator(e) => e.uri(prefix),
+        }
+    }
+
+    fn options_via(&self, endpoint: &str) -> BTreeMap<String, String> {
+        match self {
+            Server::S3(s) => s.options_via(endpoint),
+            Server::Emulator(e) => e.options_via(endpoint),
         }
     }
 }
@@ -143,7 +192,16 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
     let mut runs = Vec::new();
     let mut floors: BTreeMap<(Storage, String), Floors> = BTreeMap::new();
     let s3_cases: Vec<&Case> = cases.iter().filter(|c| c.on_s3).collect();
-    let mut s3: Option<S3Storage> = None;
+    let mut uploads: Vec<(PathBuf, String)> = Vec::new();
+    for c in &s3_cases {
+        let t = manifest.table(&c.table)?;
+        let up = (opts.fixtures.join(&t.dir), t.dir.clone());
+        if !uploads.contains(&up) {
+            uploads.push(up);
+        }
+    }
+    // One server per store, started at its first storage and kept.
+    let mut servers: BTreeMap<&'static str, Server> = BTreeMap::new();
     for &storage in &opts.storage {
         let (proxy, link) = match storage.link() {
             None => (None, None),
@@ -151,22 +209,20 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
                 if s3_cases.is_empty() {
                     continue;
                 }
-                if s3.is_none() {
-                    let mut uploads: Vec<(PathBuf, String)> = Vec::new();
-                    for c in &s3_cases {
-                        let t = manifest.table(&c.table)?;
-                        let up = (opts.fixtures.join(&t.dir), t.dir.clone());
-                        if !uploads.contains(&up) {
-                            uploads.push(up);
-                        }
-                    }
-                    s3 = Some(rt.block_on(S3Storage::start(&uploads))?);
+                let kind = storage.server_kind();
+                if !servers.contains_key(kind) {
+                    let server = match storage {
+                        Storage::Azure => Server::Emulator(rt.block_on(Emulator::azure(&uploads))?),
+                        Storage::Gcs => Server::Emulator(Emulator::gcs(&uploads)?),
+                        _ => Server::S3(rt.block_on(S3Storage::start(&uploads))?),
+                    };
+                    servers.insert(kind, server);
                 }
-                let server = s3.as_ref().ok_or("no S3 server")?;
-                (
-                    Some(rt.block_on(Proxy::start(server.endpoint(), link))?),
-                    Some(link),
-                )
+                let server = servers.get(kind).ok_or("no server")?;
+                let upstream_host = storage == Storage::Gcs;
+                let proxy =
+                    rt.block_on(Proxy::start_with(&server.endpoint(), link, upstream_host))?;
+                (Some((proxy, kind)), Some(link))
             }
         };
         for case in &cases {
@@ -174,29 +230,24 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
                 continue;
             }
             let table = manifest.table(&case.table)?;
-            let (uri, options) = match (&proxy, &s3) {
-                (Some(p), Some(server)) => (
-                    format!("s3://{}/{}", crate::s3::BUCKET, table.dir),
-                    Some(server.options_via(p.endpoint())),
-                ),
-                _ => (opts.fixtures.join(&table.dir).display().to_string(), None),
+            let (uri, options) = match &proxy {
+                Some((p, kind)) => {
+                    let server = servers.get(kind).ok_or("no server")?;
+                    (
+                        server.uri(&table.dir),
+                        Some(server.options_via(p.endpoint())),
+                    )
+                }
+                None => (opts.fixtures.join(&table.dir).display().to_string(), None),
             };
+            let proxy = proxy.as_ref().map(|(p, _)| p);
             let mut floor = Floors::default();
             if let Some(link) = link.filter(|l| !l.latency.is_zero())
                 && case.action != Action::Changes
             {
                 floor.network = Some(network_floor::compute(&opts.fixtures, table, case, link)?);
             }
-            let case_runs = run_case(
-                opts,
-                ctx,
-                storage,
-                case,
-                table,
-                &uri,
-                options,
-                proxy.as_ref(),
-            )?;
+            let case_runs = run_case(opts, ctx, storage, case, table, &uri, options, proxy)?;
             floor.arrow_rs_secs = report::median(
                 case_runs
                     .iter()

@@ -328,8 +328,9 @@ pub fn read_csv(path: &Path) -> Result<Vec<Run>, String> {
         }
         let num = |i: usize| f[i].parse::<f64>().map_err(|_| bad(f[i]));
         let int = |i: usize| f[i].parse::<u64>().map_err(|_| bad(f[i]));
-        let storage = [Storage::Local, Storage::S3, Storage::S3Slow]
-            .into_iter()
+        let storage = <Storage as clap::ValueEnum>::value_variants()
+            .iter()
+            .copied()
             .find(|s| s.name() == f[0])
             .ok_or_else(|| bad(f[0]))?;
         let reader = Reader::ALL

@@ -2,6 +2,7 @@
 //! its output checked (rows, checksum) when verifying.
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -124,7 +125,10 @@ pub fn run(ctx: &RunContext, spec: &ReadSpec) -> Result<Outcome, String> {
         .tempfile_in(&ctx.scratch)
         .map_err(|e| e.to_string())?
         .into_temp_path();
+    // Its own process group, so that a timeout kills the reader too (the
+    // launcher's child, which would otherwise hold the pipes open).
     let mut child = Command::new(&ctx.xtask)
+        .process_group(0)
         .arg("launch")
         .arg(&*report)
         .arg("--")
@@ -152,6 +156,12 @@ pub fn run(ctx: &RunContext, spec: &ReadSpec) -> Result<Outcome, String> {
             break Some(s);
         }
         if Instant::now() > deadline {
+            if let Ok(pid) = i32::try_from(child.id()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
             let _ = child.kill();
             let _ = child.wait();
             break None;

@@ -2,6 +2,7 @@
 //! 127.0.0.1) with the fixtures uploaded once through the S3 API, and a
 //! proxy in front of it that every reader talks to (see [`proxy`]).
 
+pub mod emulators;
 pub mod proxy;
 
 use std::collections::BTreeMap;

@@ -120,6 +120,8 @@ impl Counters {
 
 struct State {
     upstream: String,
+    /// The `Host` sent upstream, when not the client's (the proxy's).
+    host: Option<hyper::header::HeaderValue>,
     link: Link,
     counters: Arc<Counters>,
     /// When the shared link is next free.
@@ -144,6 +146,17 @@ impl Proxy {
     /// Starts a proxy on a free port of 127.0.0.1 forwarding to `upstream`
     /// (`http://127.0.0.1:PORT`).
     pub async fn start(upstream: &str, link: Link) -> Result<Proxy, String> {
+        Self::start_with(upstream, link, false).await
+    }
+
+    /// [`Proxy::start`], sending the upstream's own `Host` when
+    /// `upstream_host` (fake-gcs-server routes by it; S3 clients sign the
+    /// proxy's, so S3 keeps the client's).
+    pub async fn start_with(
+        upstream: &str,
+        link: Link,
+        upstream_host: bool,
+    ) -> Result<Proxy, String> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
             .map_err(|e| format!("proxy: {e}"))?;
@@ -151,8 +164,22 @@ impl Proxy {
         let counters = Arc::new(Counters::default());
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
+        let host = match upstream_host {
+            false => None,
+            true => {
+                let authority = upstream
+                    .split_once("://")
+                    .map_or(upstream, |(_, rest)| rest)
+                    .trim_end_matches('/');
+                Some(
+                    hyper::header::HeaderValue::from_str(authority)
+                        .map_err(|e| format!("proxy: upstream {upstream}: {e}"))?,
+                )
+            }
+        };
         let state = Arc::new(State {
             upstream: upstream.trim_end_matches('/').to_string(),
+            host,
             link,
             counters: Arc::clone(&counters),
             link_free_at: Mutex::new(Instant::now()),
@@ -217,7 +244,11 @@ async fn forward(
         Ok(u) => u,
         Err(_) => return Ok(error_response("bad request URI")),
     };
-    // The Host header stays the proxy's: the client signed it (SigV4).
+    // The Host header stays the proxy's (the client signed it, SigV4)
+    // unless the upstream routes by its own.
+    if let Some(host) = &state.host {
+        parts.headers.insert(hyper::header::HOST, host.clone());
+    }
     let upstream = match state.client.request(Request::from_parts(parts, body)).await {
         Ok(r) => r,
         Err(e) => return Ok(error_response(&format!("upstream: {e}"))),
