@@ -220,8 +220,7 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
                 }
                 let server = servers.get(kind).ok_or("no server")?;
                 let upstream_host = storage == Storage::Gcs;
-                let proxy =
-                    rt.block_on(Proxy::start_with(&server.endpoint(), link, upstream_host))?;
+                let proxy = rt.block_on(Proxy::start(&server.endpoint(), link, upstream_host))?;
                 (Some((proxy, kind)), Some(link))
             }
         };

@@ -144,19 +144,10 @@ impl Drop for Proxy {
 
 impl Proxy {
     /// Starts a proxy on a free port of 127.0.0.1 forwarding to `upstream`
-    /// (`http://127.0.0.1:PORT`).
-    pub async fn start(upstream: &str, link: Link) -> Result<Proxy, String> {
-        Self::start_with(upstream, link, false).await
-    }
-
-    /// [`Proxy::start`], sending the upstream's own `Host` when
-    /// `upstream_host` (fake-gcs-server routes by it; S3 clients sign the
-    /// proxy's, so S3 keeps the client's).
-    pub async fn start_with(
-        upstream: &str,
-        link: Link,
-        upstream_host: bool,
-    ) -> Result<Proxy, String> {
+    /// (`http://127.0.0.1:PORT`). With `upstream_host` the upstream gets
+    /// its own `Host` header (fake-gcs-server routes by it); else the
+    /// client's (S3 clients sign the proxy's).
+    pub async fn start(upstream: &str, link: Link, upstream_host: bool) -> Result<Proxy, String> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
             .map_err(|e| format!("proxy: {e}"))?;
