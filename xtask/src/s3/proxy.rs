@@ -51,6 +51,9 @@ impl Kind {
     pub const ALL: [Kind; 4] = [Kind::Log, Kind::Checkpoint, Kind::Data, Kind::Dv];
 
     fn of(path: &str, query: Option<&str>) -> Kind {
+        // GCS's JSON API names the object in one escaped path segment.
+        let decoded = percent_decode(path);
+        let path = decoded.as_str();
         let listing = query.is_some_and(|q| q.contains("list-type") || q.contains("prefix="));
         if listing {
             Kind::Log
@@ -64,6 +67,27 @@ impl Kind {
             Kind::Data
         }
     }
+}
+
+/// `path` with its `%XX` escapes decoded (left as they are where invalid).
+fn percent_decode(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Requests and response bytes per [`Kind`].
@@ -285,4 +309,53 @@ fn error_response(msg: &str) -> Response<ProxyBody> {
     let mut r = Response::new(body);
     *r.status_mut() = http::StatusCode::BAD_GATEWAY;
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Requests are counted by the object they fetch, whichever store's
+    /// URL shape names it: S3 and Azure paths, and GCS's JSON API with the
+    /// object name in one escaped segment.
+    #[test]
+    fn kinds_by_object_in_every_url_shape() {
+        let cases = [
+            (
+                "/bench/t/_delta_log/00000000000000000001.json",
+                None,
+                Kind::Log,
+            ),
+            ("/devstoreaccount1/bench/t/part-0.parquet", None, Kind::Data),
+            (
+                "/bench",
+                Some("list-type=2&prefix=t%2F_delta_log%2F"),
+                Kind::Log,
+            ),
+            (
+                "/download/storage/v1/b/bench/o/t%2F_delta_log%2F00000000000000000001.json",
+                Some("alt=media"),
+                Kind::Log,
+            ),
+            (
+                "/download/storage/v1/b/bench/o/t%2Fdeletion_vector_1.bin",
+                Some("alt=media"),
+                Kind::Dv,
+            ),
+            (
+                "/storage/v1/b/bench/o/t%2F_delta_log%2F00000000000000000010.checkpoint.parquet",
+                None,
+                Kind::Checkpoint,
+            ),
+            (
+                "/download/storage/v1/b/bench/o/t%2Fpart-0.parquet",
+                None,
+                Kind::Data,
+            ),
+        ];
+        for (path, query, kind) in cases {
+            assert_eq!(Kind::of(path, query), kind, "{path}");
+        }
+        assert_eq!(percent_decode("a%2Fb%zz%4"), "a/b%zz%4");
+    }
 }
