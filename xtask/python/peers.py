@@ -2,7 +2,8 @@
 
 Usage: python peers.py SPEC_JSON
 
-SPEC_JSON: {"reader": "delta-rs" | "polars" | "duckdb" | "daft",
+SPEC_JSON: {"reader": "delta-rs" | "polars" | "duckdb" | "daft" | "dar-polars" (dar's
+            module as a lazy Polars frame, `dar.scan_polars`),
             "action": "scan" | "files" | "changes" (delta-rs's `load_cdf`,
             from version "changes_from"),
             "uri": table URI, "columns": [...], "filter": SQL text or null,
@@ -97,6 +98,16 @@ def read_polars(spec):
     return run
 
 
+def read_dar_polars(spec):
+    import dar
+
+    def run():
+        frame = dar.scan_polars(spec["uri"], storage_options=spec.get("storage") or None)
+        yield from polars_batches(frame, spec)
+
+    return run
+
+
 def read_duckdb(spec):
     import duckdb
     import duckdb_ext
@@ -153,7 +164,8 @@ def read_daft(spec):
     return run
 
 
-READERS = {"delta-rs": read_delta_rs, "polars": read_polars, "duckdb": read_duckdb, "daft": read_daft}
+READERS = {"delta-rs": read_delta_rs, "polars": read_polars, "duckdb": read_duckdb, "daft": read_daft,
+           "dar-polars": read_dar_polars}
 
 
 def main():

@@ -230,6 +230,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
             } else {
                 readers
             };
+            if readers.contains(&Reader::DarPolars) {
+                venv.install_dar_module()?;
+            }
             // Only the `dar-cli` and `dar-sql` readers run the binary.
             let runs_cli = readers
                 .iter()

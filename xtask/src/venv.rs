@@ -91,6 +91,57 @@ impl Venv {
     }
 }
 
+impl Venv {
+    /// Builds dar's Python module in release (a wheel, with the workspace's
+    /// lock file) and installs it into this environment, for the
+    /// `dar-polars` reader: the module measured is the one of this tree.
+    pub fn install_dar_module(&self) -> Result<(), String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .ok_or("xtask has no workspace")?;
+        // maturin as crates/dar-python's tests pin it.
+        run(Command::new(self.python()).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "maturin==1.16.0",
+        ]))?;
+        let wheels = crate::target_dir().join("bench").join("wheels");
+        let _ = std::fs::remove_dir_all(&wheels);
+        eprintln!("venv: building dar's Python module (release wheel)");
+        run(Command::new(self.dir.join("bin").join("maturin"))
+            .args([
+                "build",
+                "--release",
+                "--locked",
+                "--quiet",
+                "--manifest-path",
+            ])
+            .arg(root.join("crates/dar-python/Cargo.toml"))
+            .arg("--out")
+            .arg(&wheels)
+            .env("CARGO_TARGET_DIR", crate::target_dir()))?;
+        let wheel = std::fs::read_dir(&wheels)
+            .map_err(|e| format!("{}: {e}", wheels.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|x| x == "whl"))
+            .ok_or_else(|| format!("maturin left no wheel in {}", wheels.display()))?;
+        run(Command::new(self.python())
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--force-reinstall",
+                "--no-deps",
+            ])
+            .arg(&wheel))
+    }
+}
+
 fn run(cmd: &mut Command) -> Result<(), String> {
     let status = cmd.status().map_err(|e| format!("{cmd:?}: {e}"))?;
     if status.success() {

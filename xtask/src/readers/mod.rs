@@ -29,6 +29,9 @@ pub enum Reader {
     DarCli,
     /// `dar sql` (DataFusion over dar-datafusion), whole process.
     DarSql,
+    /// dar's Python module as a lazy Polars frame (`dar.scan_polars`),
+    /// streaming batches as the `polars` reader does.
+    DarPolars,
     /// Python `deltalake` (`QueryBuilder`).
     DeltaRs,
     /// `polars.scan_delta`, streaming batches.
@@ -43,10 +46,11 @@ pub enum Reader {
 
 impl Reader {
     /// Every reader, in report order.
-    pub const ALL: [Reader; 8] = [
+    pub const ALL: [Reader; 9] = [
         Reader::Dar,
         Reader::DarCli,
         Reader::DarSql,
+        Reader::DarPolars,
         Reader::DeltaRs,
         Reader::Polars,
         Reader::Duckdb,
@@ -60,6 +64,7 @@ impl Reader {
             Reader::Dar => "dar",
             Reader::DarCli => "dar-cli",
             Reader::DarSql => "dar-sql",
+            Reader::DarPolars => "dar-polars",
             Reader::DeltaRs => "delta-rs",
             Reader::Polars => "polars",
             Reader::Duckdb => "duckdb",
@@ -78,7 +83,10 @@ impl Reader {
 
     /// Whether it is one of dar's own readers.
     pub fn is_dar(self) -> bool {
-        matches!(self, Reader::Dar | Reader::DarCli | Reader::DarSql)
+        matches!(
+            self,
+            Reader::Dar | Reader::DarCli | Reader::DarSql | Reader::DarPolars
+        )
     }
 
     /// Whether it is the arrow-rs floor.
@@ -96,6 +104,9 @@ impl Reader {
         match (case.action, self) {
             (Action::Files, Reader::ArrowRs) => Some("not a Delta reader: no log to load"),
             (Action::Files, Reader::DarSql) => Some("SQL has no file listing"),
+            (Action::Files | Action::Changes, Reader::DarPolars) => {
+                Some("a Polars frame reads rows of the table only")
+            }
             (Action::Files, Reader::Polars | Reader::Duckdb | Reader::Daft) => {
                 Some("no API that lists a Delta table's active files")
             }

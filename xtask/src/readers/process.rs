@@ -53,7 +53,7 @@ fn program(ctx: &RunContext, spec: &ReadSpec) -> Result<(PathBuf, Vec<String>), 
     Ok(match spec.reader {
         Reader::Dar => (ctx.xtask.clone(), vec!["read".into(), "dar".into(), json]),
         Reader::ArrowRs => (ctx.xtask.clone(), vec!["read".into(), "floor".into(), json]),
-        Reader::DeltaRs | Reader::Polars | Reader::Duckdb | Reader::Daft => (
+        Reader::DeltaRs | Reader::Polars | Reader::Duckdb | Reader::Daft | Reader::DarPolars => (
             ctx.python.clone(),
             vec![ctx.peers_py.display().to_string(), json],
         ),
