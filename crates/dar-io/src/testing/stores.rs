@@ -61,6 +61,17 @@ fn wait_ready(child: &mut Child, port: u16, what: &str) -> io::Result<()> {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     loop {
         if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            // Another server that took the same free port would answer
+            // too: the child must still run once its port answers.
+            std::thread::sleep(Duration::from_millis(300));
+            if let Some(status) = child.try_wait()? {
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    format!(
+                        "{what} exited after port {port} answered (taken by another?): {status}"
+                    ),
+                ));
+            }
             return Ok(());
         }
         if let Some(status) = child.try_wait()? {
@@ -194,9 +205,21 @@ impl Azurite {
         let Some(bin) = server_binary("DAR_AZURITE", "Azurite's azurite-blob")? else {
             return Ok(None);
         };
+        // A free port can be taken by another server between the probe
+        // and the bind: a few tries.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match Self::start_on(&bin, free_port()?) {
+                Err(e) if e.kind() == io::ErrorKind::AddrInUse && tries < 4 => continue,
+                other => return other.map(Some),
+            }
+        }
+    }
+
+    fn start_on(bin: &Path, port: u16) -> io::Result<Self> {
         let dir = tempfile::tempdir()?;
-        let port = free_port()?;
-        let mut child = Command::new(&bin)
+        let mut child = Command::new(bin)
             .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
             .arg("--location")
             .arg(dir.path())
@@ -214,11 +237,11 @@ impl Azurite {
         let ready = wait_ready(&mut child, port, "azurite-blob");
         let server = Server { child };
         ready?;
-        Ok(Some(Self {
+        Ok(Self {
             server,
             port,
             _dir: dir,
-        }))
+        })
     }
 
     /// `http://127.0.0.1:<port>/devstoreaccount1`: the account's endpoint
@@ -352,8 +375,18 @@ impl FakeGcs {
         let Some(bin) = server_binary("DAR_FAKE_GCS_SERVER", "the fake-gcs-server binary")? else {
             return Ok(None);
         };
-        let port = free_port()?;
-        let mut child = Command::new(&bin)
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match Self::start_on(&bin, free_port()?) {
+                Err(e) if e.kind() == io::ErrorKind::AddrInUse && tries < 4 => continue,
+                other => return other.map(Some),
+            }
+        }
+    }
+
+    fn start_on(bin: &Path, port: u16) -> io::Result<Self> {
+        let mut child = Command::new(bin)
             .args(["-scheme", "http", "-host", "127.0.0.1", "-port"])
             .arg(port.to_string())
             .args(["-backend", "memory", "-log-level", "error"])
@@ -369,7 +402,7 @@ impl FakeGcs {
         let ready = wait_ready(&mut child, port, "fake-gcs-server");
         let server = Server { child };
         ready?;
-        Ok(Some(Self { server, port }))
+        Ok(Self { server, port })
     }
 
     /// `http://127.0.0.1:<port>` (`google_base_url`).
