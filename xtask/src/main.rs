@@ -57,10 +57,10 @@ enum Command {
         /// Table sizes.
         #[arg(long, value_enum, default_value_t = Scale::Quick)]
         scale: Scale,
-        /// Workloads (`W1`..`W6`) or cases (`W5.grouped`); default all.
+        /// Workloads (`W1`..`W7`) or cases (`W5.grouped`); default all.
         #[arg(long, value_delimiter = ',')]
         workloads: Vec<String>,
-        /// Readers; default all.
+        /// Readers; default all but `dar-polars` (it builds dar's wheel).
         #[arg(long, value_enum, value_delimiter = ',')]
         readers: Vec<Reader>,
         /// Measured rounds per reader and case (after one warm-up).
@@ -225,8 +225,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let fixtures = fixtures.unwrap_or_else(|| fixtures::default_dir(scale));
             let manifest = fixtures::run(scale, &fixtures, &venv)?;
             let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+            // By default every reader but `dar-polars`, which first builds
+            // dar's Python wheel (minutes of compiling): name it to run it.
             let readers = if readers.is_empty() {
-                Reader::ALL.to_vec()
+                Reader::ALL
+                    .into_iter()
+                    .filter(|r| *r != Reader::DarPolars)
+                    .collect()
             } else {
                 readers
             };

@@ -92,10 +92,14 @@ impl Venv {
 }
 
 impl Venv {
-    /// Builds dar's Python module in release (a wheel, with the workspace's
-    /// lock file) and installs it into this environment, for the
+    /// Builds dar's Python module (a wheel, with the workspace's lock file)
+    /// in the profile of this xtask binary, as the `dar` binary is (release
+    /// for `cargo xtask`, debug in the test suite, where it reuses the
+    /// suite's build), and installs it into this environment, for the
     /// `dar-polars` reader: the module measured is the one of this tree.
     pub fn install_dar_module(&self) -> Result<(), String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let release = exe.parent().is_some_and(|d| d.ends_with("release"));
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .ok_or("xtask has no workspace")?;
@@ -110,15 +114,17 @@ impl Venv {
         ]))?;
         let wheels = crate::target_dir().join("bench").join("wheels");
         let _ = std::fs::remove_dir_all(&wheels);
-        eprintln!("venv: building dar's Python module (release wheel)");
-        run(Command::new(self.dir.join("bin").join("maturin"))
-            .args([
-                "build",
-                "--release",
-                "--locked",
-                "--quiet",
-                "--manifest-path",
-            ])
+        eprintln!(
+            "venv: building dar's Python module ({} wheel)",
+            if release { "release" } else { "debug" }
+        );
+        let mut maturin = Command::new(self.dir.join("bin").join("maturin"));
+        maturin.args(["build", "--locked", "--quiet"]);
+        if release {
+            maturin.arg("--release");
+        }
+        run(maturin
+            .arg("--manifest-path")
             .arg(root.join("crates/dar-python/Cargo.toml"))
             .arg("--out")
             .arg(&wheels)

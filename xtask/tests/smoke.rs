@@ -1,5 +1,5 @@
 //! A `--scale quick` smoke run of `cargo xtask bench`: one workload, every
-//! reader, one round. Nothing about time is asserted; every reader must
+//! reader but `dar-polars` (the default set), one round. Nothing about time is asserted; every reader must
 //! return the checked result (rows and checksum), and the run must write
 //! its CSV, summary, charts and environment.
 //!
