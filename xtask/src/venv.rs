@@ -39,16 +39,7 @@ impl Venv {
             run(Command::new("python3").arg("-m").arg("venv").arg(dir))?;
             let req = dir.join("requirements-peers.txt");
             std::fs::write(&req, REQUIREMENTS).map_err(|e| e.to_string())?;
-            run(Command::new(&python)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "-r",
-                ])
-                .arg(&req))?;
+            run(pip_install(&python).arg("-r").arg(&req))?;
             std::fs::write(&marker, REQUIREMENTS).map_err(|e| e.to_string())?;
         }
         std::fs::write(dir.join("peers.py"), PEERS_PY).map_err(|e| e.to_string())?;
@@ -104,14 +95,7 @@ impl Venv {
             .parent()
             .ok_or("xtask has no workspace")?;
         // maturin as crates/dar-python's tests pin it.
-        run(Command::new(self.python()).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "maturin==1.16.0",
-        ]))?;
+        run(pip_install(&self.python()).arg("maturin==1.16.0"))?;
         let wheels = crate::target_dir().join("bench").join("wheels");
         let _ = std::fs::remove_dir_all(&wheels);
         eprintln!(
@@ -134,18 +118,23 @@ impl Venv {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .find(|p| p.extension().is_some_and(|x| x == "whl"))
             .ok_or_else(|| format!("maturin left no wheel in {}", wheels.display()))?;
-        run(Command::new(self.python())
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--force-reinstall",
-                "--no-deps",
-            ])
+        run(pip_install(&self.python())
+            .args(["--force-reinstall", "--no-deps"])
             .arg(&wheel))
     }
+}
+
+/// `python -m pip install --quiet`, for the arguments to follow.
+fn pip_install(python: &Path) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    cmd
 }
 
 fn run(cmd: &mut Command) -> Result<(), String> {

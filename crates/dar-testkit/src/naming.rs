@@ -39,10 +39,19 @@ pub(crate) fn pad20(version: u64) -> String {
 
 /// `part-<counter>-<uuid>.c000[.<codec>].parquet`, Spark's data file shape.
 pub(crate) fn data_file_name(counter: u64, uuid: Uuid, codec_suffix: &str) -> String {
+    spark_file_name("part", counter, uuid, codec_suffix)
+}
+
+/// `cdc-<counter>-<uuid>.c000[.<codec>].parquet`, Spark's change file shape.
+pub(crate) fn cdc_file_name(counter: u64, uuid: Uuid, codec_suffix: &str) -> String {
+    spark_file_name("cdc", counter, uuid, codec_suffix)
+}
+
+fn spark_file_name(kind: &str, counter: u64, uuid: Uuid, codec_suffix: &str) -> String {
     if codec_suffix.is_empty() {
-        format!("part-{counter:05}-{uuid}.c000.parquet")
+        format!("{kind}-{counter:05}-{uuid}.c000.parquet")
     } else {
-        format!("part-{counter:05}-{uuid}.c000.{codec_suffix}.parquet")
+        format!("{kind}-{counter:05}-{uuid}.c000.{codec_suffix}.parquet")
     }
 }
 

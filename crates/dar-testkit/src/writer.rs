@@ -18,7 +18,7 @@ use crate::checkpoint::{self, CheckpointState};
 use crate::dv::{DvBatch, DvStorage, merge};
 use crate::error::{Result, TestkitError};
 use crate::json::Json;
-use crate::naming::{Ids, data_file_name, pad20};
+use crate::naming::{Ids, cdc_file_name, data_file_name, pad20};
 use crate::parquet::{ParquetOptions, write_file};
 use crate::partition::{directory_segment, uri_encode_segment, value_text};
 use crate::schema::{TableSchema, to_physical};
@@ -398,14 +398,7 @@ impl TableWriter {
         let cdc = RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
             .map_err(TestkitError::arrow("build the cdc batch"))?;
         let uuid = self.ids.uuid();
-        let name = format!(
-            "cdc-{:05}-{uuid}.c000.{}parquet",
-            self.file_counter,
-            match self.parquet.codec().file_suffix() {
-                "" => String::new(),
-                s => format!("{s}."),
-            }
-        );
+        let name = cdc_file_name(self.file_counter, uuid, self.parquet.codec().file_suffix());
         self.file_counter += 1;
         let mut segments = vec!["_change_data".to_string()];
         segments.extend(partition_segments(&file.partition_values));

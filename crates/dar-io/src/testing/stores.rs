@@ -55,6 +55,20 @@ fn free_port() -> io::Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
+/// `start` on a free port of 127.0.0.1, again on another when the port
+/// was taken by another server between the probe and the bind
+/// ([`wait_ready`] says so with `AddrInUse`): at most four tries.
+fn on_a_free_port<T>(start: impl Fn(u16) -> io::Result<T>) -> io::Result<T> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match start(free_port()?) {
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse && tries < 4 => continue,
+            other => return other,
+        }
+    }
+}
+
 /// Waits until `port` accepts connections, or `child` exits, or 60 s pass.
 fn wait_ready(child: &mut Child, port: u16, what: &str) -> io::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -205,16 +219,7 @@ impl Azurite {
         let Some(bin) = server_binary("DAR_AZURITE", "Azurite's azurite-blob")? else {
             return Ok(None);
         };
-        // A free port can be taken by another server between the probe
-        // and the bind: a few tries.
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            match Self::start_on(&bin, free_port()?) {
-                Err(e) if e.kind() == io::ErrorKind::AddrInUse && tries < 4 => continue,
-                other => return other.map(Some),
-            }
-        }
+        on_a_free_port(|port| Self::start_on(&bin, port)).map(Some)
     }
 
     fn start_on(bin: &Path, port: u16) -> io::Result<Self> {
@@ -375,14 +380,7 @@ impl FakeGcs {
         let Some(bin) = server_binary("DAR_FAKE_GCS_SERVER", "the fake-gcs-server binary")? else {
             return Ok(None);
         };
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            match Self::start_on(&bin, free_port()?) {
-                Err(e) if e.kind() == io::ErrorKind::AddrInUse && tries < 4 => continue,
-                other => return other.map(Some),
-            }
-        }
+        on_a_free_port(|port| Self::start_on(&bin, port)).map(Some)
     }
 
     fn start_on(bin: &Path, port: u16) -> io::Result<Self> {
