@@ -94,7 +94,7 @@ impl Venv {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .ok_or("xtask has no workspace")?;
-        // maturin as crates/dar-python's tests pin it.
+        // maturin, within the range crates/dar-python's pyproject.toml builds with.
         run(pip_install(&self.python()).arg("maturin==1.16.0"))?;
         let wheels = crate::target_dir().join("bench").join("wheels");
         let _ = std::fs::remove_dir_all(&wheels);

@@ -48,6 +48,31 @@ fn usage_error(e: &clap::Error, args: &[String]) -> CliError {
     }
 }
 
+/// The subcommands a build without some features leaves out, with the
+/// feature each needs (a lean build, as the README's first command makes,
+/// has `info`, `files`, `scan` and `changes` only).
+const FEATURE_COMMANDS: [(&str, &str, bool); 2] = [
+    ("sql", "sql", cfg!(feature = "sql")),
+    ("worker", "distributed", cfg!(feature = "distributed")),
+];
+
+/// For `dar sql` or `dar worker` in a build without their feature: an
+/// error that says so and how to get a full build, instead of clap's
+/// "unrecognized subcommand".
+fn left_out_command(args: &[String]) -> Option<CliError> {
+    let name = args.iter().skip(1).find(|a| !a.starts_with('-'))?;
+    let (_, feature, _) = FEATURE_COMMANDS
+        .iter()
+        .find(|(command, _, built)| command == name && !built)?;
+    Some(CliError::Usage {
+        message: format!(
+            "'dar {name}' is not in this build of dar (built without the '{feature}' feature); \
+             build dar with its default features: 'cargo run -p dar-cli -- {name} ...' \
+             or 'cargo install --path crates/dar-cli'"
+        ),
+    })
+}
+
 /// The value of a `KEY=VALUE` argument that may be a storage option.
 fn secret_value(arg: &str) -> Option<&str> {
     // `--filter=a = 1` and friends are not storage options.
@@ -124,7 +149,7 @@ pub fn main() -> ExitCode {
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
-        Err(e) => return fail(&usage_error(&e, &args)),
+        Err(e) => return fail(&left_out_command(&args).unwrap_or_else(|| usage_error(&e, &args))),
     };
     if writes_to_stdout(&cli) && stdout_closed() {
         return fail(&CliError::StdoutClosed);

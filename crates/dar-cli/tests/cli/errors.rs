@@ -227,7 +227,17 @@ fn secrets_are_never_printed() {
 fn sql_subcommand_exists_with_its_feature() {
     if !cfg!(feature = "sql") {
         let err = fails(&["sql", "SELECT 1"]);
-        assert_contains(&err, &["unrecognized subcommand 'sql'"]);
+        assert_contains(
+            &err,
+            &["'dar sql' is not in this build of dar", "the 'sql' feature"],
+        );
+    }
+    if !cfg!(feature = "distributed") {
+        let err = fails(&["worker", "--listen", "127.0.0.1:0"]);
+        assert_contains(
+            &err,
+            &["'dar worker' is not in this build", "'distributed'"],
+        );
     }
     let help = dar()
         .arg("--help")

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Decimal128Array, Float64Array, Int32Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use dar_testkit::HandTable;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::{arg, dar};
 
@@ -275,7 +275,7 @@ fn aggregates_ignore_impossible_statistics() {
         HandTable::add(
             "part-0.parquet",
             size,
-            Value::Object(Default::default()),
+            serde_json::Value::Object(Default::default()),
             Some(stats),
         ),
     ])
