@@ -99,6 +99,9 @@ pub fn cases(w6_300k: bool) -> Vec<Case> {
     if w6_300k {
         out.push(files("W6.300k", "w6_300k"));
     }
+    // Metadata at scale: log-only tables (no data files).
+    out.push(files("W8.small", "w8_small"));
+    out.push(files("W8.large", "w8_large"));
     // Every change of the table's history, version 0 on.
     out.push(Case {
         action: Action::Changes,

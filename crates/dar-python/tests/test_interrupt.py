@@ -1,9 +1,11 @@
 """Ctrl-C cancels a running scan, whichever way it is consumed; other
 Python threads run while a scan works (the GIL is released).
 
-Each case runs in a child process that sends itself SIGINT 0.3 s into a
-scan of a table written here (2,000,000 rows, read 64 rows a batch: seconds
-of work in a debug build), and reports how the scan ended.
+Each case runs in a child process that sends itself SIGINT as soon as the
+scan has output its first rows, of a table written here (2,000,000 rows,
+read 64 rows a batch: seconds of work in a debug build, a few tenths of a
+second in release, against the millisecond the signal takes to land), and
+reports how the scan ended.
 """
 
 import json
@@ -32,7 +34,10 @@ path, mode = sys.argv[1], sys.argv[2]
 scan = dar.Table(path).scan(batch_size=64, filter="id >= 0" if mode == "count" else None)
 
 def interrupt():
-    time.sleep(0.3)
+    # Once the scan is under way (rows are out), whatever the build's speed.
+    deadline = time.monotonic() + 60
+    while scan.metrics()["rows_output"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.0005)
     os.kill(os.getpid(), signal.SIGINT)
 
 threading.Thread(target=interrupt, daemon=True).start()
@@ -141,10 +146,11 @@ def test_other_threads_run_while_a_scan_works(big_table):
     def tick():
         while not done.is_set():
             ticks.append(time.monotonic())
-            time.sleep(0.01)
+            time.sleep(0.001)
 
     thread = threading.Thread(target=tick)
-    scan = dar.Table(str(big_table)).scan(columns=["id"])
+    # 64 rows a batch: tenths of a second even in release, hundreds of ticks.
+    scan = dar.Table(str(big_table)).scan(columns=["id"], batch_size=64)
     thread.start()
     try:
         start = time.monotonic()

@@ -81,6 +81,7 @@ mod error;
 mod extremes;
 mod hand;
 mod json;
+mod log_only;
 mod many;
 mod naming;
 mod parquet;

@@ -46,7 +46,7 @@ fn partition_segments(values: &PartitionValues) -> Vec<String> {
 }
 
 /// The `path` of an action for raw segments: each URI-encoded, `/`-joined.
-fn encoded_path(segments: &[String]) -> String {
+pub(crate) fn encoded_path(segments: &[String]) -> String {
     segments
         .iter()
         .map(|s| uri_encode_segment(s))
@@ -524,7 +524,7 @@ impl TableWriter {
             .await
     }
 
-    fn timestamp(&self, version: u64) -> i64 {
+    pub(crate) fn timestamp(&self, version: u64) -> i64 {
         self.start_ms + version as i64 * COMMIT_INTERVAL_MS
     }
 
@@ -536,7 +536,7 @@ impl TableWriter {
             })
     }
 
-    fn check_schema(&self, batch: &RecordBatch) -> Result<()> {
+    pub(crate) fn check_schema(&self, batch: &RecordBatch) -> Result<()> {
         let expected = self.schema.logical.fields();
         let actual = batch.schema_ref().fields();
         if expected.len() != actual.len() {

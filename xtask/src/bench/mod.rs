@@ -321,7 +321,7 @@ fn expected(case: &Case, table: &TableEntry) -> Result<(u64, Option<Checksum>), 
         (Action::Files, _, _) => {
             let c = table
                 .queries
-                .get("W6")
+                .get(crate::workload::workload_of(&case.id))
                 .ok_or_else(|| format!("{}: no expected listing", case.table))?;
             Ok((c.rows, Some(c.clone())))
         }
