@@ -6,7 +6,6 @@
 use arrow_array::RecordBatch;
 use futures::TryStreamExt;
 use object_store::ObjectStoreExt;
-use object_store::path::Path;
 
 use crate::actions::{DataFile, commit_info_json};
 use crate::error::{Result, TestkitError};
@@ -126,6 +125,7 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
     use object_store::ObjectStore;
     use object_store::memory::InMemory;
+    use object_store::path::Path;
 
     use super::*;
     use crate::naming::pad20;
@@ -152,7 +152,9 @@ mod tests {
             schema,
             vec![
                 Arc::new(Int64Array::from_iter_values(0..10)),
-                Arc::new(StringArray::from_iter_values((0..10).map(|i| format!("n{i}")))),
+                Arc::new(StringArray::from_iter_values(
+                    (0..10).map(|i| format!("n{i}")),
+                )),
             ],
         )
         .unwrap();
@@ -160,13 +162,18 @@ mod tests {
         let rows: Vec<u64> = commit.added.iter().map(|f| f.num_records).collect();
         assert_eq!(rows, [4, 4, 2]);
         let last = commit.added.last().unwrap();
-        assert!(last.stats_json().contains(r#""minValues":{"id":8,"name":"n8"}"#));
+        assert!(
+            last.stats_json()
+                .contains(r#""minValues":{"id":8,"name":"n8"}"#)
+        );
         // Nothing but the log was written.
         let data = store
             .head(&Path::from(format!("t/{}", commit.added[0].path)))
             .await;
         assert!(matches!(data, Err(object_store::Error::NotFound { .. })));
-        t.remove_files(&[commit.added[0].path.as_str()]).await.unwrap();
+        t.remove_files(&[commit.added[0].path.as_str()])
+            .await
+            .unwrap();
         t.checkpoint().await.unwrap();
         assert_eq!(t.delete_commits_before(t.version()).await.unwrap(), 2);
         for (v, exists) in [(0, false), (1, false), (2, true)] {
