@@ -7,7 +7,7 @@ use arrow_array::RecordBatch;
 use futures::TryStreamExt;
 use object_store::ObjectStoreExt;
 
-use crate::actions::{DataFile, commit_info_json};
+use crate::actions::DataFile;
 use crate::error::{Result, TestkitError};
 use crate::naming::data_file_name;
 use crate::stats::FileStats;
@@ -67,21 +67,7 @@ impl TableWriter {
                 rows: None,
             });
         }
-        let mut actions = vec![commit_info_json(
-            timestamp,
-            "WRITE",
-            self.in_commit_timestamps,
-        )];
-        actions.extend(added.iter().map(|f| f.add_json(true)));
-        self.write_commit(version, &actions).await?;
-        for file in &added {
-            self.files.insert(file.path.clone(), file.clone());
-        }
-        Ok(Commit {
-            version,
-            added,
-            removed: Vec::new(),
-        })
+        self.commit_added(version, timestamp, added).await
     }
 
     /// Deletes the commit files of versions before `version`, as log

@@ -211,6 +211,17 @@ impl TableWriter {
         for (segments, bytes) in pending {
             self.put(&segments, bytes, PutMode::Create).await?;
         }
+        self.commit_added(version, timestamp, added).await
+    }
+
+    /// Commits `added` as a blind append (`WRITE`) at `version` and makes
+    /// the files live.
+    pub(crate) async fn commit_added(
+        &mut self,
+        version: u64,
+        timestamp: i64,
+        added: Vec<DataFile>,
+    ) -> Result<Commit> {
         let mut actions = vec![commit_info_json(
             timestamp,
             "WRITE",
