@@ -83,44 +83,34 @@ impl Venv {
 }
 
 impl Venv {
-    /// Builds dar's Python module (a wheel, with the workspace's lock file)
-    /// in the profile of this xtask binary, as the `dar` binary is (release
-    /// for `cargo xtask`, debug in the test suite, where it reuses the
-    /// suite's build), and installs it into this environment, for the
-    /// `dar-polars` reader: the module measured is the one of this tree.
+    /// Builds dar's Python module in the profile of this xtask binary, as
+    /// the `dar` binary is (release for `cargo xtask`, debug in the test
+    /// suite, where it reuses the suite's build), and installs it into
+    /// this environment, for the `dar-polars` reader: the module measured
+    /// is the one of this tree. The same PEP 517 build a user's
+    /// `pip install ./crates/dar-python` and `.ci/run` make, in the shared
+    /// target dir.
     pub fn install_dar_module(&self) -> Result<(), String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let release = exe.parent().is_some_and(|d| d.ends_with("release"));
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .ok_or("xtask has no workspace")?;
-        // maturin, within the range crates/dar-python's pyproject.toml builds with.
-        run(pip_install(&self.python()).arg("maturin==1.16.0"))?;
-        let wheels = crate::target_dir().join("bench").join("wheels");
-        let _ = std::fs::remove_dir_all(&wheels);
         eprintln!(
             "venv: building dar's Python module ({} wheel)",
             if release { "release" } else { "debug" }
         );
-        let mut maturin = Command::new(self.dir.join("bin").join("maturin"));
-        maturin.args(["build", "--locked", "--quiet"]);
-        if release {
-            maturin.arg("--release");
-        }
-        run(maturin
-            .arg("--manifest-path")
-            .arg(root.join("crates/dar-python/Cargo.toml"))
-            .arg("--out")
-            .arg(&wheels)
-            .env("CARGO_TARGET_DIR", crate::target_dir()))?;
-        let wheel = std::fs::read_dir(&wheels)
-            .map_err(|e| format!("{}: {e}", wheels.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "whl"))
-            .ok_or_else(|| format!("maturin left no wheel in {}", wheels.display()))?;
+        // maturin's PEP 517 backend takes cargo arguments as `build-args`.
+        let args = if release {
+            "--locked"
+        } else {
+            "--locked --profile dev"
+        };
         run(pip_install(&self.python())
             .args(["--force-reinstall", "--no-deps"])
-            .arg(&wheel))
+            .arg(format!("--config-settings=build-args={args}"))
+            .arg(root.join("crates/dar-python"))
+            .env("CARGO_TARGET_DIR", crate::target_dir()))
     }
 }
 
