@@ -7,10 +7,15 @@
 //! later, once per batch, when the file index is built.
 
 use arrow_array::builder::{ArrayBuilder, Int32Builder, Int64Builder, MapBuilder, StringBuilder};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
 use arrow_array::{
-    Array, BooleanArray, Int32Array, Int64Array, MapArray, StringArray, StructArray,
+    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, MapArray, StringArray, StructArray,
+    UInt32Array,
 };
 
+use crate::checkpoint::RetainedStats;
 use crate::commit::PartitionEntries;
 use crate::error::{LogError, Result};
 use crate::paths::{TablePaths, is_plain_relative};
@@ -45,6 +50,15 @@ impl DvColumns {
         ))
     }
 
+    /// Bytes the columns hold.
+    pub fn memory_size(&self) -> usize {
+        self.storage_type.get_array_memory_size()
+            + self.path_or_inline_dv.get_array_memory_size()
+            + self.offset.get_array_memory_size()
+            + self.size_in_bytes.get_array_memory_size()
+            + self.cardinality.get_array_memory_size()
+    }
+
     fn filter(&self, mask: &BooleanArray) -> Result<Self> {
         Ok(Self {
             storage_type: filter_as(&self.storage_type, mask)?,
@@ -53,6 +67,112 @@ impl DvColumns {
             size_in_bytes: filter_as(&self.size_in_bytes, mask)?,
             cardinality: filter_as(&self.cardinality, mask)?,
         })
+    }
+}
+
+/// Where the statistics of a batch of adds are.
+#[derive(Debug, Clone)]
+pub enum AddStats {
+    /// In the batch: `add.stats` text per file (null: none) and, from a
+    /// checkpoint, `add.stats_parsed`.
+    Inline {
+        /// `add.stats`.
+        json: StringArray,
+        /// `add.stats_parsed`.
+        parsed: Option<StructArray>,
+    },
+    /// Kept compressed with a checkpoint file's other stats: each file's
+    /// row in that file, and the counts decoded at open.
+    Retained {
+        /// The stats column chunks of the checkpoint file.
+        file: Arc<RetainedStats>,
+        /// Each file's row in it.
+        rows: UInt32Array,
+        /// `numRecords`.
+        num_records: Int64Array,
+        /// `tightBounds`.
+        tight_bounds: BooleanArray,
+    },
+}
+
+impl AddStats {
+    fn filter(&self, mask: &BooleanArray) -> Result<Self> {
+        Ok(match self {
+            Self::Inline { json, parsed } => Self::Inline {
+                json: filter_as(json, mask)?,
+                parsed: parsed.as_ref().map(|s| filter_as(s, mask)).transpose()?,
+            },
+            Self::Retained {
+                file,
+                rows,
+                num_records,
+                tight_bounds,
+            } => Self::Retained {
+                file: Arc::clone(file),
+                rows: filter_as(rows, mask)?,
+                num_records: filter_as(num_records, mask)?,
+                tight_bounds: filter_as(tight_bounds, mask)?,
+            },
+        })
+    }
+
+    /// The batches' stats as one; `path` names their file in errors.
+    /// Retained stats concatenate only within one checkpoint file.
+    pub(crate) fn concat(path: &str, parts: &[&Self]) -> Result<Self> {
+        let cat = |arrays: Vec<&dyn Array>| -> Result<ArrayRef> {
+            arrow_select::concat::concat(&arrays)
+                .map_err(|e| LogError::arrow(format!("concatenating adds of {path}"), e))
+        };
+        let mixed = || {
+            LogError::arrow(
+                format!("concatenating adds of {path}"),
+                arrow_schema::ArrowError::InvalidArgumentError("stats of different sources".into()),
+            )
+        };
+        match parts.first() {
+            None | Some(Self::Inline { .. }) => {
+                let mut json = Vec::with_capacity(parts.len());
+                let mut parsed = Vec::with_capacity(parts.len());
+                for p in parts {
+                    let Self::Inline { json: j, parsed: s } = p else {
+                        return Err(mixed());
+                    };
+                    json.push(j as &dyn Array);
+                    parsed.push(s.as_ref().map(|s| s as &dyn Array));
+                }
+                let parsed: Option<Vec<&dyn Array>> = parsed.into_iter().collect();
+                Ok(Self::Inline {
+                    json: cat(json)?.as_string::<i32>().clone(),
+                    parsed: parsed
+                        .map(|a| cat(a).map(|c| c.as_struct().clone()))
+                        .transpose()?,
+                })
+            }
+            Some(Self::Retained { file, .. }) => {
+                let (mut rows, mut nr, mut tb) = (Vec::new(), Vec::new(), Vec::new());
+                for p in parts {
+                    match p {
+                        Self::Retained {
+                            file: f,
+                            rows: r,
+                            num_records,
+                            tight_bounds,
+                        } if Arc::ptr_eq(f, file) => {
+                            rows.push(r as &dyn Array);
+                            nr.push(num_records as &dyn Array);
+                            tb.push(tight_bounds as &dyn Array);
+                        }
+                        _ => return Err(mixed()),
+                    }
+                }
+                Ok(Self::Retained {
+                    file: Arc::clone(file),
+                    rows: cat(rows)?.as_primitive().clone(),
+                    num_records: cat(nr)?.as_primitive().clone(),
+                    tight_bounds: cat(tb)?.as_boolean().clone(),
+                })
+            }
+        }
     }
 }
 
@@ -67,10 +187,8 @@ pub struct AddColumns {
     pub size: Int64Array,
     /// `modificationTime` (ms).
     pub modification_time: Int64Array,
-    /// `stats` as JSON text (null when absent).
-    pub stats: StringArray,
-    /// `stats_parsed` (checkpoints only).
-    pub stats_parsed: Option<StructArray>,
+    /// The statistics, or where they are kept.
+    pub stats: AddStats,
     /// `partitionValues_parsed` (checkpoints only).
     pub partition_values_parsed: Option<StructArray>,
     /// The deletion-vector descriptor.
@@ -110,12 +228,7 @@ impl AddColumns {
             partition_values: filter_as(&self.partition_values, mask)?,
             size: filter_as(&self.size, mask)?,
             modification_time: filter_as(&self.modification_time, mask)?,
-            stats: filter_as(&self.stats, mask)?,
-            stats_parsed: self
-                .stats_parsed
-                .as_ref()
-                .map(|s| filter_as(s, mask))
-                .transpose()?,
+            stats: self.stats.filter(mask)?,
             partition_values_parsed: self
                 .partition_values_parsed
                 .as_ref()
@@ -330,8 +443,10 @@ impl AddColumnsBuilder {
             partition_values: self.partition_values.finish(),
             size: self.size.finish(),
             modification_time: self.modification_time.finish(),
-            stats: self.stats.finish(),
-            stats_parsed: None,
+            stats: AddStats::Inline {
+                json: self.stats.finish(),
+                parsed: None,
+            },
             partition_values_parsed: None,
             dv: DvColumns {
                 storage_type: self.dv_storage_type.finish(),

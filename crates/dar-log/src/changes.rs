@@ -782,6 +782,7 @@ impl ChangeFeed {
             self.mapping,
             end_meta,
             &[builder.finish()],
+            crate::file_index::StatsLoading::OnDemand,
         )?;
         let changes = CommitChanges {
             version,

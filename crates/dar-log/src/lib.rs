@@ -70,7 +70,7 @@ pub mod time_travel;
 
 pub use changes::{ChangeBound, ChangeFeed, ChangeSource, CommitChanges};
 pub use error::{LogError, Result};
-pub use file_index::FileIndex;
+pub use file_index::{FileIndex, IndexStats, StatsLoading};
 pub use paths::{FileLocation, TablePaths};
 pub use protocol::ProtocolReport;
 pub use snapshot::{FileIndexMode, Snapshot, SnapshotBuilder, TableHeader};

@@ -10,7 +10,7 @@ use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
 use crate::checkpoint::CheckpointIo;
 use crate::commit::first_commit_info;
 use crate::error::{LogError, Result};
-use crate::file_index::FileIndex;
+use crate::file_index::{FileIndex, StatsLoading};
 use crate::listing::{LogSegment, find_segment, list_log, log_dir, read_log_file};
 use crate::paths::TablePaths;
 use crate::protocol::check_protocol;
@@ -45,6 +45,7 @@ pub struct SnapshotBuilder {
     root: Path,
     target: Target,
     mode: FileIndexMode,
+    stats: StatsLoading,
     log_compaction: bool,
     url: Option<url::Url>,
     checkpoints: CheckpointIo,
@@ -76,6 +77,22 @@ impl SnapshotBuilder {
     /// Choose when the file index is built (default: eagerly).
     pub fn with_file_index(mut self, mode: FileIndexMode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    /// Choose when the column statistics of the file index are parsed
+    /// (default: [`StatsLoading::OnDemand`], each column's when a query
+    /// first asks for it).
+    pub fn with_stats_loading(mut self, loading: StatsLoading) -> Self {
+        self.stats = loading;
+        self
+    }
+
+    /// Whether checkpoint parts, sidecars and their stats decode side by
+    /// side on the threads of a multi-thread Tokio runtime (default: true).
+    /// Either way the snapshot is the same.
+    pub fn with_parallel_decode(mut self, parallel: bool) -> Self {
+        self.checkpoints = self.checkpoints.with_parallel_decode(parallel);
         self
     }
 
@@ -148,7 +165,7 @@ impl SnapshotBuilder {
             // never pays for it.
             None => None,
         };
-        Snapshot::from_state(self.store, paths, state, self.mode, commit_time)
+        Snapshot::from_state(self.store, paths, state, self.mode, self.stats, commit_time)
     }
 
     /// The table paths, the log segment at the target version, its
@@ -225,6 +242,7 @@ pub struct Snapshot {
     schema: StructType,
     mapping: ColumnMappingMode,
     mode: FileIndexMode,
+    stats: StatsLoading,
     file_index: OnceLock<Arc<FileIndex>>,
     /// The adjusted commit timestamp (see [`Snapshot::commit_timestamp_ms`]),
     /// filled while loading where it was free, else at the first call.
@@ -243,6 +261,7 @@ impl Snapshot {
             root,
             target: Target::Latest,
             mode: FileIndexMode::default(),
+            stats: StatsLoading::default(),
             log_compaction: true,
             url: None,
             checkpoints: CheckpointIo::new(),
@@ -259,6 +278,7 @@ impl Snapshot {
         paths: TablePaths,
         state: ReplayState,
         mode: FileIndexMode,
+        stats: StatsLoading,
         commit_time_ms: Option<Option<i64>>,
     ) -> Result<Self> {
         check_protocol(&state.protocol, state.version)?;
@@ -312,6 +332,7 @@ impl Snapshot {
             schema,
             mapping,
             mode,
+            stats,
             file_index: OnceLock::new(),
             commit_time_ms: tokio::sync::OnceCell::new_with(commit_time_ms),
         };
@@ -480,6 +501,7 @@ impl Snapshot {
             self.mapping,
             &self.state.metadata,
             &self.state.adds,
+            self.stats,
         )?);
         Ok(self.file_index.get_or_init(|| built))
     }
@@ -547,6 +569,7 @@ impl Snapshot {
             self.paths.clone(),
             state,
             self.mode,
+            self.stats,
             commit_time,
         )
     }

@@ -45,7 +45,8 @@ mod parsed;
 use std::sync::Arc;
 
 use arrow_array::builder::{ArrayBuilder, BooleanBuilder, Int64Builder};
-use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, StringArray, StructArray};
 use serde_json::value::RawValue;
 
 use crate::error::{LogError, Result};
@@ -82,6 +83,39 @@ impl FileStats {
         self.columns
             .iter()
             .find(|c| c.column.logical_name() == logical_name)
+    }
+}
+
+impl FileStats {
+    /// The rows at `indices`, in their order.
+    pub fn take(&self, indices: &arrow_array::UInt32Array) -> Result<Self> {
+        let take = |a: &dyn Array| {
+            arrow_select::take::take(a, indices, None)
+                .map_err(|e| LogError::arrow("taking file stats rows", e))
+        };
+        let columns = self
+            .columns
+            .iter()
+            .map(|c| {
+                Ok(ColumnStats {
+                    column: c.column.clone(),
+                    min_values: c.min_values.as_deref().map(take).transpose()?,
+                    max_values: c.max_values.as_deref().map(take).transpose()?,
+                    null_count: as_int64(&take(&c.null_count)?)?,
+                    invalid: c.invalid,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let tight = take(&self.tight_bounds)?;
+        Ok(Self {
+            num_records: as_int64(&take(&self.num_records)?)?,
+            tight_bounds: tight
+                .as_boolean_opt()
+                .cloned()
+                .ok_or_else(|| internal_type("tightBounds", "Boolean", tight.data_type()))?,
+            columns,
+            malformed: self.malformed,
+        })
     }
 }
 
@@ -299,6 +333,59 @@ impl StatsBuilder {
                 .collect(),
         };
         self.chunks.push(chunk);
+    }
+
+    /// Appends a batch of files with `json` (`add.stats` text per file)
+    /// and, from a checkpoint, `parsed` (`add.stats_parsed`): the typed
+    /// struct when every file that has stats has them there, else the
+    /// text; a batch without any stats is one all-null run.
+    pub fn extend_batch(&mut self, json: &StringArray, parsed: Option<&StructArray>) -> Result<()> {
+        if let Some(parsed) = parsed {
+            let json_only = (0..json.len()).any(|i| parsed.is_null(i) && json.is_valid(i));
+            if !json_only {
+                return self.extend_parsed(parsed);
+            }
+        }
+        if json.null_count() == json.len() {
+            self.push_absent_many(json.len());
+            return Ok(());
+        }
+        for i in 0..json.len() {
+            self.push_json(json.is_valid(i).then(|| json.value(i)));
+        }
+        Ok(())
+    }
+
+    /// Appends stats already typed for this builder's columns (the same
+    /// columns, in the same order), as one run.
+    pub fn extend_stats(&mut self, stats: FileStats) -> Result<()> {
+        if stats.columns.len() != self.columns.len() {
+            return Err(LogError::arrow(
+                "appending typed stats",
+                arrow_schema::ArrowError::InvalidArgumentError(format!(
+                    "{} stats columns given to a builder of {}",
+                    stats.columns.len(),
+                    self.columns.len()
+                )),
+            ));
+        }
+        self.flush();
+        self.malformed += stats.malformed;
+        let mut chunk = Chunk {
+            num_records: Arc::new(stats.num_records),
+            tight_bounds: Arc::new(stats.tight_bounds),
+            mins: Vec::with_capacity(self.columns.len()),
+            maxs: Vec::with_capacity(self.columns.len()),
+            null_counts: Vec::with_capacity(self.columns.len()),
+        };
+        for (i, c) in stats.columns.into_iter().enumerate() {
+            self.invalid[i] += c.invalid;
+            chunk.mins.push(c.min_values);
+            chunk.maxs.push(c.max_values);
+            chunk.null_counts.push(Arc::new(c.null_count));
+        }
+        self.chunks.push(chunk);
+        Ok(())
     }
 
     /// Moves the rows built from JSON so far into a finished chunk.

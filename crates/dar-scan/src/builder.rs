@@ -193,6 +193,7 @@ impl ScanBuilder {
 
         let metrics = context.metrics();
         let index = snapshot.file_index().map_err(|e| table.log_error(e))?;
+        let parsed_before = index.stats.parsed_columns();
         let (kept, pruned) = {
             let _t = metrics.time(Stage::FilePruning);
             files::prune(
@@ -200,9 +201,12 @@ impl ScanBuilder {
                 snapshot.table_properties(),
                 context.state().predicate.as_ref().map(|p| &p.logical),
             )
+            .map_err(|e| table.log_error(e))?
         };
         metrics.add_files_total(index.len() as u64);
+        metrics.add_index_bytes(index.memory_size() as u64);
         metrics.add_files_pruned(pruned as u64);
+        metrics.add_stats_columns_parsed((index.stats.parsed_columns() - parsed_before) as u64);
         let tasks = kept
             .iter()
             .map(|i| files::task(index, *i))

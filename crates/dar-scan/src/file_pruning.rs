@@ -16,9 +16,12 @@ use crate::task::ScanTask;
 /// Table property: characters kept of string stats.
 const STRING_PREFIX_KEY: &str = "delta.dataSkippingStringPrefixLength";
 
-/// The file index as a `dar-prune` statistics provider.
+/// The file index as a `dar-prune` statistics provider, with the column
+/// statistics of `columns` (those a predicate references: the others are
+/// never parsed).
 pub(crate) fn file_statistics(
     index: &FileIndex,
+    columns: &[std::sync::Arc<dar_log::stats::ColumnStats>],
     properties: &std::collections::HashMap<String, String>,
     extra: &ExtraColumns<'_>,
 ) -> FileStatistics {
@@ -31,7 +34,7 @@ pub(crate) fn file_statistics(
     {
         b = b.with_string_prefix_length(n);
     }
-    for c in &index.stats.columns {
+    for c in columns {
         let path = ColumnPath::new(c.column.logical_path.iter().cloned());
         if let Some(min) = &c.min_values {
             b = b.with_min(path.clone(), min.clone());
@@ -68,12 +71,14 @@ pub(crate) fn file_statistics(
 }
 
 /// Which files of `index` may match `predicate` (all when `None`), and
-/// how many were pruned.
+/// how many were pruned. Parses the statistics of the predicate's columns
+/// unless the index keeps them already; a failure to decode them (a
+/// corrupt checkpoint) is an error naming the file.
 pub(crate) fn prune(
     index: &FileIndex,
     properties: &std::collections::HashMap<String, String>,
     predicate: Option<&Predicate>,
-) -> (Vec<usize>, usize) {
+) -> dar_log::Result<(Vec<usize>, usize)> {
     prune_with(index, properties, predicate, &ExtraColumns::default())
 }
 
@@ -96,16 +101,22 @@ pub(crate) fn prune_with(
     properties: &std::collections::HashMap<String, String>,
     predicate: Option<&Predicate>,
     extra: &ExtraColumns<'_>,
-) -> (Vec<usize>, usize) {
+) -> dar_log::Result<(Vec<usize>, usize)> {
     let Some(p) = predicate else {
-        return ((0..index.len()).collect(), 0);
+        return Ok(((0..index.len()).collect(), 0));
     };
-    let outcome = p.prune(&file_statistics(index, properties, extra));
+    let paths: Vec<Vec<String>> = p
+        .columns()
+        .iter()
+        .map(|(c, _)| c.parts().to_vec())
+        .collect();
+    let columns = index.stats.for_paths(&paths)?;
+    let outcome = p.prune(&file_statistics(index, &columns, properties, extra));
     let keep: Vec<usize> = (0..index.len())
         .filter(|i| outcome.keep.is_valid(*i) && outcome.keep.value(*i))
         .collect();
     let pruned = index.len() - keep.len();
-    (keep, pruned)
+    Ok((keep, pruned))
 }
 
 /// The task of file `i` of `index`; fails on a deletion-vector

@@ -85,6 +85,8 @@ struct Counters {
     rows_output: AtomicU64,
     batches_output: AtomicU64,
     files_answered_from_log: AtomicU64,
+    index_bytes: AtomicU64,
+    stats_columns_parsed: AtomicU64,
     /// Field lookups made resolving files' columns (tests check they grow
     /// with files times columns, never with batches).
     column_lookups: AtomicU64,
@@ -111,6 +113,13 @@ pub struct MetricsSnapshot {
     pub files_read: u64,
     /// Files counted from the log without reading them (count queries).
     pub files_answered_from_log: u64,
+    /// Bytes the snapshot's file index held once the files were pruned
+    /// (paths, sizes, partition values, DVs, counts, the column stats
+    /// parsed so far and the compressed stats they are parsed from).
+    pub index_bytes: u64,
+    /// Columns whose file statistics planning parsed (a column's are
+    /// parsed once per snapshot, by the first plan that needs them).
+    pub stats_columns_parsed: u64,
     /// Row groups in the footers read.
     pub row_groups_total: u64,
     /// Row groups pruned with footer statistics, the page index or the DV.
@@ -138,10 +147,12 @@ pub struct MetricsSnapshot {
 impl MetricsSnapshot {
     /// Every counter with its name (`files_total`, `files_pruned`, ...), for
     /// adapters that export them (DataFusion metrics, Python dicts).
-    pub fn counters(&self) -> [(&'static str, u64); 13] {
+    pub fn counters(&self) -> [(&'static str, u64); 15] {
         [
             ("files_total", self.files_total),
             ("files_pruned", self.files_pruned),
+            ("index_bytes", self.index_bytes),
+            ("stats_columns_parsed", self.stats_columns_parsed),
             ("files_read", self.files_read),
             ("files_answered_from_log", self.files_answered_from_log),
             ("row_groups_total", self.row_groups_total),
@@ -190,6 +201,8 @@ impl ScanMetrics {
         add_files_pruned => files_pruned,
         add_files_read => files_read,
         add_files_answered_from_log => files_answered_from_log,
+        add_index_bytes => index_bytes,
+        add_stats_columns_parsed => stats_columns_parsed,
         add_row_groups_total => row_groups_total,
         add_row_groups_pruned => row_groups_pruned,
         add_pages_total => pages_total,
@@ -232,6 +245,8 @@ impl ScanMetrics {
             files_pruned: get(&c.files_pruned),
             files_read: get(&c.files_read),
             files_answered_from_log: get(&c.files_answered_from_log),
+            index_bytes: get(&c.index_bytes),
+            stats_columns_parsed: get(&c.stats_columns_parsed),
             row_groups_total: get(&c.row_groups_total),
             row_groups_pruned: get(&c.row_groups_pruned),
             pages_total: get(&c.pages_total),

@@ -274,7 +274,8 @@ fn data_column(
     rows: &[usize],
     exact: bool,
 ) -> ColumnStatistics {
-    let Some(stats) = index.stats.column(name) else {
+    // Statistics are estimates: stats that cannot be decoded are unknown.
+    let Ok(Some(stats)) = index.stats.column(name) else {
         return ColumnStatistics::unknown();
     };
     if stats.column.logical_path.len() != 1 {

@@ -6,10 +6,12 @@ use std::sync::Arc;
 
 use arrow_arith::boolean::{and, is_not_null, is_null};
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, MapArray, StringArray, StructArray, new_null_array};
+use arrow_array::{
+    Array, ArrayRef, MapArray, StringArray, StructArray, UInt32Array, new_null_array,
+};
 use arrow_schema::DataType;
 
-use crate::add_columns::{AddColumns, DvColumns};
+use crate::add_columns::{AddColumns, AddStats, DvColumns};
 use crate::error::{LogError, Result};
 
 pub(super) fn schema_err(path: &str, column: &str, detail: impl Into<String>) -> LogError {
@@ -36,8 +38,14 @@ fn string_child(path: &str, s: &StructArray, name: &str) -> Result<StringArray> 
         .clone())
 }
 
-/// The `add` struct column of a checkpoint batch as raw columns (valid rows only).
-pub(super) fn add_columns(path: &str, col: &ArrayRef) -> Result<AddColumns> {
+/// The `add` struct column of a checkpoint batch as raw columns (valid
+/// rows only), and the row in the file of each (the batch starts at
+/// `first_row`). Without stats leaves in the batch, the stats are all null.
+pub(super) fn add_columns(
+    path: &str,
+    col: &ArrayRef,
+    first_row: u32,
+) -> Result<(AddColumns, UInt32Array)> {
     let s = col.as_struct_opt().ok_or_else(|| {
         schema_err(
             path,
@@ -112,16 +120,25 @@ pub(super) fn add_columns(path: &str, col: &ArrayRef) -> Result<AddColumns> {
         partition_values,
         size: int64("size")?,
         modification_time: int64("modificationTime")?,
-        stats: string_child(path, s, "stats")?,
-        stats_parsed: struct_child("stats_parsed")?,
+        stats: AddStats::Inline {
+            json: string_child(path, s, "stats")?,
+            parsed: struct_child("stats_parsed")?,
+        },
         partition_values_parsed: struct_child("partitionValues_parsed")?,
         dv,
         plain_paths: false,
     };
+    let n = u32::try_from(all.len()).unwrap_or(u32::MAX);
     if keep.true_count() == all.len() {
-        return Ok(all);
+        let rows = (first_row..first_row.saturating_add(n)).collect();
+        return Ok((all, rows));
     }
-    all.filter(&keep)
+    let rows = keep
+        .values()
+        .set_indices()
+        .map(|i| first_row.saturating_add(u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    Ok((all.filter(&keep)?, rows))
 }
 
 fn empty_maps(len: usize) -> Result<MapArray> {
@@ -165,8 +182,7 @@ pub(crate) fn concat_adds(path: &str, parts: &[AddColumns]) -> Result<AddColumns
         partition_values: col!(partition_values, as_map),
         size: col!(size, as_primitive),
         modification_time: col!(modification_time, as_primitive),
-        stats: col!(stats, as_string),
-        stats_parsed: opt_struct(|p| p.stats_parsed.as_ref())?,
+        stats: AddStats::concat(path, &parts.iter().map(|p| &p.stats).collect::<Vec<_>>())?,
         partition_values_parsed: opt_struct(|p| p.partition_values_parsed.as_ref())?,
         dv: DvColumns {
             storage_type: col!(dv.storage_type, as_string),

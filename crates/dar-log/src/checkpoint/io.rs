@@ -5,9 +5,14 @@
 
 use std::sync::{Arc, OnceLock};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
 use dar_io::{CostModel, MetadataCache, ObjectClass, ParquetReader};
 use object_store::ObjectStore;
 use object_store::path::Path;
+
+use crate::error::{LogError, Result};
 
 /// Checkpoint files up to this size are read with a single request and
 /// decoded from memory: a footer request plus column-chunk requests cost
@@ -24,6 +29,8 @@ pub struct CheckpointIo {
     /// none), and shared by clones from then on.
     cache: Arc<OnceLock<MetadataCache>>,
     cost: Option<Arc<CostModel>>,
+    /// Decode on the runtime's other threads (see [`CheckpointIo::with_parallel_decode`]).
+    sequential: bool,
 }
 
 impl CheckpointIo {
@@ -43,6 +50,58 @@ impl CheckpointIo {
     pub fn with_cost_model(mut self, cost: Arc<CostModel>) -> Self {
         self.cost = Some(cost);
         self
+    }
+
+    /// Whether checkpoint parts, sidecars and the stats of each decode as
+    /// tasks of their own on a multi-thread Tokio runtime (default: true),
+    /// or all on the task that loads the snapshot. The result is the same.
+    pub fn with_parallel_decode(mut self, parallel: bool) -> Self {
+        self.sequential = !parallel;
+        self
+    }
+
+    /// The runtime to spread decoding over, if any.
+    fn parallel_runtime(&self) -> Option<tokio::runtime::Handle> {
+        if self.sequential {
+            return None;
+        }
+        let handle = tokio::runtime::Handle::try_current().ok()?;
+        (handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread).then_some(handle)
+    }
+
+    /// Runs `work` (decoding of `path`) on the runtime's blocking threads
+    /// when decoding in parallel, else at once; the result comes back
+    /// through the future.
+    pub(crate) fn run_cpu<T: Send + 'static>(
+        &self,
+        path: &str,
+        work: impl FnOnce() -> Result<T> + Send + 'static,
+    ) -> BoxFuture<'static, Result<T>> {
+        match self.parallel_runtime() {
+            Some(rt) => {
+                let task = rt.spawn_blocking(work);
+                let path = path.to_string();
+                async move { task.await.map_err(|e| task_failed(path, &e))? }.boxed()
+            }
+            None => futures::future::ready(work()).boxed(),
+        }
+    }
+
+    /// Runs `work` (the reading of `path`) as a task of its own when
+    /// decoding in parallel, else on the caller's task.
+    pub(crate) fn spawn<T: Send + 'static>(
+        &self,
+        path: &str,
+        work: impl Future<Output = Result<T>> + Send + 'static,
+    ) -> BoxFuture<'static, Result<T>> {
+        match self.parallel_runtime() {
+            Some(rt) => {
+                let task = rt.spawn(work);
+                let path = path.to_string();
+                async move { task.await.map_err(|e| task_failed(path, &e))? }.boxed()
+            }
+            None => work.boxed(),
+        }
     }
 
     /// The footer cache.
@@ -66,5 +125,13 @@ impl CheckpointIo {
             Some(cost) => reader.with_cost_model(Arc::clone(cost)),
             None => reader,
         }
+    }
+}
+
+/// A decoding task that panicked or was cancelled, as an error naming the file.
+fn task_failed(path: String, e: &tokio::task::JoinError) -> LogError {
+    LogError::CheckpointParquet {
+        path,
+        source: parquet::errors::ParquetError::General(format!("decoding task failed: {e}")),
     }
 }

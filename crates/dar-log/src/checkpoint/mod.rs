@@ -16,17 +16,20 @@ use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
+use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+use parquet::arrow::async_reader::{AsyncFileReader, ParquetRecordBatchStreamBuilder};
 
 mod columns;
 mod io;
+mod retained;
 
 pub(crate) use columns::concat_adds;
 use columns::{add_columns, schema_err};
 pub use io::{CheckpointIo, WHOLE_FILE_LIMIT};
+pub use retained::RetainedStats;
 
 use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
-use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow};
+use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow, AddStats};
 use crate::commit::{Action, SidecarLine, parse_actions};
 use crate::error::{LogError, Result};
 use crate::listing::{CheckpointFiles, CheckpointFormat, LogFile, read_log_file};
@@ -79,7 +82,7 @@ pub async fn read_checkpoint(
         let parts = futures::future::try_join_all(
             cp.files
                 .iter()
-                .map(|f| read_parquet_file(store, io, &f.location, f.size, false)),
+                .map(|f| spawn_read(store, io, f.location.clone(), f.size, false)),
         )
         .await?;
         for part in parts {
@@ -103,7 +106,7 @@ pub async fn read_checkpoint(
                             .size
                     }
                 };
-                read_parquet_file(store, io, &location, size, true).await
+                spawn_read(store, io, location, size, true).await
             }
         });
         for part in futures::future::try_join_all(reads).await? {
@@ -232,7 +235,26 @@ struct FileContent {
     sidecars: Vec<SidecarLine>,
 }
 
+/// [`read_parquet_file`] as a task of its own (see [`CheckpointIo::spawn`]).
+fn spawn_read(
+    store: &Arc<dyn ObjectStore>,
+    io: &CheckpointIo,
+    location: Path,
+    size: u64,
+    adds_only: bool,
+) -> futures::future::BoxFuture<'static, Result<FileContent>> {
+    let (store, reading, name) = (Arc::clone(store), io.clone(), location.to_string());
+    io.spawn(&name, async move {
+        read_parquet_file(&store, &reading, &location, size, adds_only).await
+    })
+}
+
 /// Read one checkpoint part or sidecar. `adds_only` for sidecars.
+///
+/// Two pieces of work run side by side: the stream of the file's other
+/// columns (paths, sizes, DVs, the non-file actions) on this task, and the
+/// decoding of `numRecords` / `tightBounds` from the stats column chunks,
+/// which are kept (compressed) for the column stats a query asks for later.
 async fn read_parquet_file(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
@@ -245,29 +267,30 @@ async fn read_parquet_file(
         path: path.clone(),
         source,
     };
-    let reader = io.reader(store, location, size);
-    let builder = ParquetRecordBatchStreamBuilder::new(reader)
+    let mut reader = io.reader(store, location, size);
+    let metadata = ArrowReaderMetadata::load_async(&mut reader, Default::default())
         .await
         .map_err(pq_err)?;
-    let descr = builder.parquet_schema();
-    let leaves: Vec<usize> = descr
-        .columns()
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| {
-            let parts = c.path().parts();
-            match parts.first().map(String::as_str) {
-                Some("add") => parts
-                    .get(1)
-                    .is_some_and(|p| ADD_FIELDS.contains(&p.as_str())),
-                Some(root) => !adds_only && NON_FILE_ROOTS.contains(&root),
-                None => false,
-            }
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let descr = metadata.metadata().file_metadata().schema_descr_ptr();
+    let mut leaves = Vec::new();
+    let mut stats_leaves = Vec::new();
+    for (i, c) in descr.columns().iter().enumerate() {
+        let parts = c.path().parts();
+        let wanted = match parts.first().map(String::as_str) {
+            Some("add") => parts
+                .get(1)
+                .is_some_and(|p| ADD_FIELDS.contains(&p.as_str())),
+            Some(root) => !adds_only && NON_FILE_ROOTS.contains(&root),
+            None => false,
+        };
+        match (wanted, retained::is_stats_leaf(parts)) {
+            (true, true) => stats_leaves.push(i),
+            (true, false) => leaves.push(i),
+            (false, _) => {}
+        }
+    }
     for root in NON_FILE_ROOTS.iter().chain(&["add"]) {
-        if let Ok(f) = builder.schema().field_with_name(root)
+        if let Ok(f) = metadata.schema().field_with_name(root)
             && !matches!(f.data_type(), DataType::Struct(_))
         {
             return Err(schema_err(
@@ -277,7 +300,7 @@ async fn read_parquet_file(
             ));
         }
     }
-    let has_add = builder.schema().field_with_name("add").is_ok();
+    let has_add = metadata.schema().field_with_name("add").is_ok();
     if adds_only && !has_add {
         return Err(LogError::CheckpointSchema {
             path,
@@ -285,8 +308,27 @@ async fn read_parquet_file(
             detail: "sidecar has no add column".into(),
         });
     }
-    let mask = ProjectionMask::leaves(descr, leaves);
-    let mut stream = builder
+    let counts = if stats_leaves.is_empty() {
+        None
+    } else {
+        let ranges = RetainedStats::chunk_ranges(&metadata, &stats_leaves);
+        let bytes = reader
+            .get_byte_ranges(ranges.clone())
+            .await
+            .map_err(pq_err)?;
+        let starts = ranges.iter().map(|r| r.start);
+        let retained = Arc::new(RetainedStats::new(
+            path.clone(),
+            metadata.clone(),
+            stats_leaves,
+            starts.zip(bytes).collect(),
+        ));
+        let decoding = Arc::clone(&retained);
+        let counts = io.run_cpu(&path, move || decoding.decode(Vec::new()));
+        Some((retained, counts))
+    };
+    let mask = ProjectionMask::leaves(&descr, leaves);
+    let mut stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
         .with_projection(mask)
         .with_batch_size(8192)
         .build()
@@ -294,15 +336,31 @@ async fn read_parquet_file(
     let mut content = CheckpointContent::default();
     let mut sidecars = Vec::new();
     let mut adds = Vec::new();
+    let mut first_row = 0u32;
     while let Some(batch) = stream.try_next().await.map_err(pq_err)? {
         non_file_actions(&path, &batch, &mut content, &mut sidecars)?;
         if let Some(col) = batch.column_by_name("add") {
-            let a = add_columns(&path, col)?;
+            let (a, rows) = add_columns(&path, col, first_row)?;
             if !a.is_empty() {
-                adds.push(a);
+                adds.push((a, rows));
             }
         }
+        let n = u32::try_from(batch.num_rows()).unwrap_or(u32::MAX);
+        first_row = first_row.saturating_add(n);
     }
+    if let Some((file, counts)) = counts {
+        let counts = counts.await?;
+        for (a, rows) in &mut adds {
+            let taken = counts.take(rows)?;
+            a.stats = AddStats::Retained {
+                file: Arc::clone(&file),
+                rows: rows.clone(),
+                num_records: taken.num_records,
+                tight_bounds: taken.tight_bounds,
+            };
+        }
+    }
+    let adds: Vec<AddColumns> = adds.into_iter().map(|(a, _)| a).collect();
     if !adds.is_empty() {
         content.adds.push(concat_adds(&path, &adds)?);
     }

@@ -78,7 +78,7 @@ async fn stats_from_checkpoint_structs_and_json_agree() {
     let n = &fi.stats.num_records;
     assert_eq!(n.null_count(), 0);
     assert_eq!(n.iter().flatten().sum::<i64>(), 600);
-    let id = fi.stats.column("id").unwrap();
+    let id = fi.stats.column("id").unwrap().unwrap();
     let min = id.min_values.as_ref().unwrap().as_primitive::<Int64Type>();
     let max = id.max_values.as_ref().unwrap().as_primitive::<Int64Type>();
     let mut ranges: Vec<(i64, i64)> = (0..fi.len())

@@ -15,6 +15,7 @@ mod compaction;
 mod dat;
 mod file_index;
 mod hardening;
+mod loading;
 mod random_history;
 mod schema_data;
 mod tables;

@@ -9,10 +9,10 @@ use serde_json::Value;
 use crate::writer::{TestLog, add, dv, metadata, protocol, remove};
 
 /// The model: live path -> DV id (as written by `writer::dv`), per version.
-type State = BTreeMap<String, Option<u32>>;
+pub(crate) type State = BTreeMap<String, Option<u32>>;
 
 #[derive(Debug, Clone)]
-enum Op {
+pub(crate) enum Op {
     /// Add a brand-new file.
     AddNew,
     /// Remove the n-th live file.
@@ -25,7 +25,7 @@ enum Op {
     Touch(usize),
 }
 
-fn op() -> impl Strategy<Value = Op> {
+pub(crate) fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => Just(Op::AddNew),
         2 => any::<usize>().prop_map(Op::Remove),
@@ -41,7 +41,12 @@ fn dv_json(id: Option<u32>) -> Option<Value> {
 
 /// Apply one commit's ops to the model, returning the commit's actions.
 /// A commit touches each path at most once (valid logs do).
-fn apply(state: &mut State, removed: &mut Vec<String>, next: &mut u32, ops: &[Op]) -> Vec<Value> {
+pub(crate) fn apply(
+    state: &mut State,
+    removed: &mut Vec<String>,
+    next: &mut u32,
+    ops: &[Op],
+) -> Vec<Value> {
     let mut actions = Vec::new();
     let mut touched = BTreeSet::new();
     for op in ops {
@@ -98,7 +103,7 @@ fn apply(state: &mut State, removed: &mut Vec<String>, next: &mut u32, ops: &[Op
     actions
 }
 
-fn checkpoint_actions(state: &State) -> Vec<Value> {
+pub(crate) fn checkpoint_actions(state: &State) -> Vec<Value> {
     let mut a = vec![protocol(), metadata(false)];
     a.extend(state.iter().map(|(p, d)| add(p, dv_json(*d))));
     a

@@ -5,8 +5,8 @@
 
 use crate::common::load;
 
-struct T {
-    name: &'static str,
+pub(crate) struct T {
+    pub(crate) name: &'static str,
     version: u64,
     reader: i32,
     writer: i32,
@@ -17,7 +17,7 @@ struct T {
 }
 
 #[rustfmt::skip]
-const TABLES: &[T] = &[
+pub(crate) const TABLES: &[T] = &[
     T { name: "dat/basic_append", version: 1, reader: 1, writer: 2, features: None, partitions: &[], files: 2, fields: &["letter", "number", "a_float"] },
     T { name: "dat/basic_partitioned", version: 1, reader: 1, writer: 2, features: None, partitions: &["letter"], files: 6, fields: &["letter", "number", "a_float"] },
     T { name: "dat/multi_partitioned", version: 2, reader: 1, writer: 2, features: None, partitions: &["letter", "date", "data"], files: 2, fields: &["letter", "date", "data", "number"] },
@@ -79,7 +79,7 @@ const TABLES: &[T] = &[
     T { name: "kernel/with_checkpoint_no_last_checkpoint", version: 3, reader: 1, writer: 2, features: None, partitions: &[], files: 1, fields: &["letter", "int", "date"] },
 ];
 
-fn table_dir(name: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn table_dir(name: &str) -> Option<std::path::PathBuf> {
     let dir = dar_testdata::table(name)?;
     Some(if name.starts_with("dat/") {
         dir.join("delta")

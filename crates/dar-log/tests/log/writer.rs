@@ -108,9 +108,39 @@ pub fn checkpoint_schema() -> Schema {
     ])
 }
 
+/// The schema of a V2 checkpoint's top-level file: the V1 columns plus
+/// `checkpointMetadata` and `sidecar`.
+pub fn v2_checkpoint_schema() -> Schema {
+    let mut fields: Vec<Field> = checkpoint_schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields.push(Field::new(
+        "checkpointMetadata",
+        st(vec![Field::new("version", DataType::Int64, true)]),
+        true,
+    ));
+    fields.push(Field::new(
+        "sidecar",
+        st(vec![
+            Field::new("path", DataType::Utf8, true),
+            Field::new("sizeInBytes", DataType::Int64, true),
+            Field::new("modificationTime", DataType::Int64, true),
+        ]),
+        true,
+    ));
+    Schema::new(fields)
+}
+
 /// Encode actions as a checkpoint Parquet file.
 pub fn checkpoint_bytes(actions: &[Value]) -> Vec<u8> {
-    let schema = Arc::new(checkpoint_schema());
+    checkpoint_bytes_in(checkpoint_schema(), actions)
+}
+
+/// Encode actions as Parquet with `schema`.
+pub fn checkpoint_bytes_in(schema: Schema, actions: &[Value]) -> Vec<u8> {
+    let schema = Arc::new(schema);
     let lines: String = actions.iter().map(|a| format!("{a}\n")).collect();
     let mut decoder = arrow_json::ReaderBuilder::new(Arc::clone(&schema))
         .build_decoder()

@@ -21,7 +21,10 @@ use crate::error::{LogError, Result};
 use crate::partition::{PartitionColumn, PartitionValuesBuilder};
 use crate::paths::{FileLocation, TablePaths, is_plain_relative};
 use crate::schema::{ColumnMappingMode, StatsColumnsConfig, StructType};
-use crate::stats::{FileStats, StatsBuilder};
+
+mod stats;
+
+pub use stats::{IndexStats, StatsLoading};
 
 /// The active files of a snapshot, column by column.
 #[derive(Debug, Clone)]
@@ -42,8 +45,9 @@ pub struct FileIndex {
     pub partition_columns: Vec<PartitionColumn>,
     /// One typed array per partition column (same order).
     pub partition_values: Vec<ArrayRef>,
-    /// `numRecords`, `tightBounds` and per-leaf min / max / null count.
-    pub stats: FileStats,
+    /// `numRecords`, `tightBounds`, and per-leaf min / max / null count
+    /// parsed when first asked for.
+    pub stats: IndexStats,
     /// Deletion-vector descriptor fields (null: no DV).
     pub dv: DvColumns,
 }
@@ -93,55 +97,30 @@ fn typed_partitions(b: &mut PartitionValuesBuilder, batch: &AddColumns) -> Resul
     b.extend_map(&batch.partition_values, |i| batch.path.value(i).to_string())
 }
 
-/// Typed stats of one batch: `stats_parsed` when every file that has stats
-/// has them there, else the JSON strings; a batch without any stats is one
-/// all-null run.
-fn typed_stats(b: &mut StatsBuilder, batch: &AddColumns) -> Result<()> {
-    if let Some(parsed) = &batch.stats_parsed {
-        let json_only = (0..batch.len()).any(|i| parsed.is_null(i) && batch.stats.is_valid(i));
-        if !json_only {
-            return b.extend_parsed(parsed);
-        }
-    }
-    if batch.stats.null_count() == batch.len() {
-        b.push_absent_many(batch.len());
-        return Ok(());
-    }
-    for i in 0..batch.len() {
-        b.push_json(batch.stats.is_valid(i).then(|| batch.stats.value(i)));
-    }
-    Ok(())
-}
-
-/// Files whose stats go through the JSON builders (sizes them up front).
-fn json_stats_rows(adds: &[AddColumns]) -> usize {
-    adds.iter()
-        .filter(|a| a.stats_parsed.is_none())
-        .map(|a| a.len() - a.stats.null_count())
-        .sum()
-}
-
 impl FileIndex {
-    /// Build from the raw live adds of a replay.
+    /// Build from the raw live adds of a replay; `loading` says when the
+    /// column statistics are parsed.
     pub fn build(
         paths: &TablePaths,
         schema: &StructType,
         mapping: ColumnMappingMode,
         metadata: &Metadata,
         adds: &[AddColumns],
+        loading: StatsLoading,
     ) -> Result<Self> {
         let n: usize = adds.iter().map(AddColumns::len).sum();
         let columns = PartitionColumn::resolve_all(schema, &metadata.partition_columns, mapping)?;
         let mut partitions = PartitionValuesBuilder::with_capacity(columns.clone(), n);
         let config = StatsColumnsConfig::from_configuration(&metadata.configuration)?;
         let leaves = schema.stats_columns(mapping, &metadata.partition_columns, &config)?;
-        let mut stats = StatsBuilder::with_capacity(leaves, json_stats_rows(adds));
         for batch in adds {
             typed_partitions(&mut partitions, batch)?;
-            typed_stats(&mut stats, batch)?;
         }
         let partition_values = partitions.finish()?;
-        let stats = stats.finish()?;
+        let stats = IndexStats::build(leaves, adds)?;
+        if loading == StatsLoading::AtLoad {
+            stats.all()?;
+        }
         if adds.is_empty() {
             return Ok(Self::empty(columns, partition_values, stats));
         }
@@ -219,7 +198,7 @@ impl FileIndex {
     fn empty(
         partition_columns: Vec<PartitionColumn>,
         partition_values: Vec<ArrayRef>,
-        stats: FileStats,
+        stats: IndexStats,
     ) -> Self {
         Self {
             partition_columns,
@@ -243,6 +222,24 @@ impl FileIndex {
     /// Number of active files.
     pub fn len(&self) -> usize {
         self.path.len()
+    }
+
+    /// Bytes the index holds: its arrays, the column statistics parsed so
+    /// far and the compressed statistics they are parsed from.
+    pub fn memory_size(&self) -> usize {
+        let partitions: usize = self
+            .partition_values
+            .iter()
+            .map(|a| a.get_array_memory_size())
+            .sum();
+        self.path.get_array_memory_size()
+            + self.object_path.get_array_memory_size()
+            + self.store_origin.get_array_memory_size()
+            + self.size.get_array_memory_size()
+            + self.modification_time.get_array_memory_size()
+            + partitions
+            + self.dv.memory_size()
+            + self.stats.memory_size()
     }
 
     /// Whether the table has no active files.
@@ -309,7 +306,7 @@ impl FileIndex {
         columns.push(Arc::new(self.stats.num_records.clone()));
         fields.push(Field::new("tight_bounds", DataType::Boolean, true));
         columns.push(Arc::new(self.stats.tight_bounds.clone()));
-        for c in &self.stats.columns {
+        for c in self.stats.all()? {
             let name = c.column.logical_name();
             for (kind, a) in [("min", &c.min_values), ("max", &c.max_values)] {
                 if let Some(a) = a {

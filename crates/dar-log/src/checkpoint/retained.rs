@@ -1,0 +1,268 @@
+//! The statistics of a checkpoint file, kept compressed after open and
+//! decoded when a query asks for them.
+//!
+//! Opening a table reads `add.stats` and `add.stats_parsed` only as far as
+//! `numRecords` and `tightBounds`; their column chunks (compressed, as the
+//! file holds them) stay in a [`RetainedStats`]. A predicate on a column
+//! decodes the chunks again with a projection onto what that column needs
+//! (the JSON text, or the column's leaves of `stats_parsed`), from memory:
+//! no second read of the object, and never the other columns' typed stats.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, StringArray, StructArray};
+use bytes::Bytes;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
+use parquet::file::reader::{ChunkReader, Length};
+
+use crate::error::{LogError, Result};
+use crate::schema::StatsColumn;
+use crate::stats::{FileStats, StatsBuilder};
+
+/// Rows decoded per batch.
+const BATCH_ROWS: usize = 8192;
+
+/// Whether Parquet leaf `parts` (a column path) holds statistics: retained
+/// rather than decoded at open.
+pub(super) fn is_stats_leaf(parts: &[String]) -> bool {
+    matches!(
+        (
+            parts.first().map(String::as_str),
+            parts.get(1).map(String::as_str)
+        ),
+        (Some("add"), Some("stats" | "stats_parsed"))
+    )
+}
+
+/// The stats column chunks of one checkpoint part or sidecar.
+#[derive(Debug)]
+pub struct RetainedStats {
+    path: String,
+    metadata: ArrowReaderMetadata,
+    chunks: Arc<Chunks>,
+    /// Parquet leaf indices of `add.stats` / `add.stats_parsed.*`.
+    leaves: Vec<usize>,
+}
+
+/// Byte ranges of a file held in memory, sorted by offset.
+#[derive(Debug)]
+struct Chunks {
+    file_len: u64,
+    ranges: Vec<(u64, Bytes)>,
+}
+
+impl Chunks {
+    fn slice(&self, start: u64, len: usize) -> parquet::errors::Result<Bytes> {
+        let i = self.ranges.partition_point(|(s, _)| *s <= start);
+        let missing = || {
+            parquet::errors::ParquetError::General(format!(
+                "bytes {start}..+{len} are not among the retained stats chunks"
+            ))
+        };
+        let (s, b) = i
+            .checked_sub(1)
+            .map(|i| &self.ranges[i])
+            .ok_or_else(missing)?;
+        let from = usize::try_from(start - s).map_err(|_| missing())?;
+        if from + len > b.len() {
+            return Err(missing());
+        }
+        Ok(b.slice(from..from + len))
+    }
+}
+
+impl Length for Chunks {
+    fn len(&self) -> u64 {
+        self.file_len
+    }
+}
+
+/// `Chunks` behind an `Arc`, as the sync Parquet reader takes its input by value.
+#[derive(Debug, Clone)]
+struct SharedChunks(Arc<Chunks>);
+
+impl Length for SharedChunks {
+    fn len(&self) -> u64 {
+        self.0.file_len
+    }
+}
+
+impl ChunkReader for SharedChunks {
+    type T = bytes::buf::Reader<Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        let i = self.0.ranges.partition_point(|(s, _)| *s <= start);
+        let (s, b) = i
+            .checked_sub(1)
+            .map(|i| &self.0.ranges[i])
+            .ok_or_else(|| parquet::errors::ParquetError::EOF(format!("offset {start}")))?;
+        let from = usize::try_from(start - s)
+            .ok()
+            .filter(|f| *f <= b.len())
+            .ok_or_else(|| parquet::errors::ParquetError::EOF(format!("offset {start}")))?;
+        Ok(bytes::Buf::reader(b.slice(from..)))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.0.slice(start, length)
+    }
+}
+
+impl RetainedStats {
+    /// Keeps `ranges` (the column chunks of `leaves`, as fetched) of the
+    /// file at `path` whose footer is `metadata`. The bytes are copied, so
+    /// a larger buffer they were cut from is not kept alive.
+    pub(super) fn new(
+        path: String,
+        metadata: ArrowReaderMetadata,
+        leaves: Vec<usize>,
+        ranges: Vec<(u64, Bytes)>,
+    ) -> Self {
+        let file_len = ranges
+            .iter()
+            .map(|(s, b)| s + b.len() as u64)
+            .max()
+            .unwrap_or(0);
+        let mut ranges: Vec<(u64, Bytes)> = ranges
+            .into_iter()
+            .map(|(s, b)| (s, Bytes::copy_from_slice(&b)))
+            .collect();
+        ranges.sort_by_key(|(s, _)| *s);
+        Self {
+            path,
+            metadata,
+            chunks: Arc::new(Chunks { file_len, ranges }),
+            leaves,
+        }
+    }
+
+    /// The byte ranges of the stats column chunks of `metadata`'s file.
+    pub(super) fn chunk_ranges(
+        metadata: &ArrowReaderMetadata,
+        leaves: &[usize],
+    ) -> Vec<std::ops::Range<u64>> {
+        let m = metadata.metadata();
+        m.row_groups()
+            .iter()
+            .flat_map(|rg| {
+                leaves.iter().map(move |&l| {
+                    let (start, len) = rg.column(l).byte_range();
+                    start..start + len
+                })
+            })
+            .collect()
+    }
+
+    /// The checkpoint file these stats come from.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.chunks.ranges.iter().map(|(_, b)| b.len()).sum()
+    }
+
+    /// Rows of the file (one per action, adds or not).
+    pub fn rows(&self) -> usize {
+        usize::try_from(self.metadata.metadata().file_metadata().num_rows()).unwrap_or(0)
+    }
+
+    /// The statistics of `columns` for every row of the file (rows that are
+    /// not adds read as files without stats). Only the leaves these columns
+    /// need are decoded: the JSON text, `numRecords` and `tightBounds`, and
+    /// the columns' own leaves of `stats_parsed`.
+    pub fn decode(&self, columns: Vec<StatsColumn>) -> Result<FileStats> {
+        let pq_err = |source| LogError::CheckpointParquet {
+            path: self.path.clone(),
+            source,
+        };
+        let descr = self.metadata.metadata().file_metadata().schema_descr();
+        let wanted: Vec<usize> = self
+            .leaves
+            .iter()
+            .copied()
+            .filter(|&l| {
+                let parts = descr.column(l).path().parts().to_vec();
+                wanted_leaf(&parts, &columns)
+            })
+            .collect();
+        let rows = self.rows();
+        let mut builder = StatsBuilder::with_capacity(columns, 0);
+        if wanted.is_empty() {
+            builder.push_absent_many(rows);
+            return builder.finish();
+        }
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            SharedChunks(Arc::clone(&self.chunks)),
+            self.metadata.clone(),
+        )
+        .with_projection(ProjectionMask::leaves(descr, wanted))
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(pq_err)?;
+        for batch in reader {
+            let batch = batch.map_err(|e| pq_err(e.into()))?;
+            let Some(add) = batch.column_by_name("add").and_then(|c| c.as_struct_opt()) else {
+                builder.push_absent_many(batch.num_rows());
+                continue;
+            };
+            let json = match add.column_by_name("stats") {
+                Some(c) => c
+                    .as_string_opt::<i32>()
+                    .cloned()
+                    .ok_or_else(|| self.schema_err("add.stats", c.data_type()))?,
+                None => StringArray::new_null(add.len()),
+            };
+            let json = with_struct_nulls(&json, add)?;
+            let parsed = match add.column_by_name("stats_parsed") {
+                Some(c) => Some(
+                    c.as_struct_opt()
+                        .cloned()
+                        .ok_or_else(|| self.schema_err("add.stats_parsed", c.data_type()))?,
+                ),
+                None => None,
+            };
+            builder.extend_batch(&json, parsed.as_ref())?;
+        }
+        builder.finish()
+    }
+
+    fn schema_err(&self, column: &str, found: &arrow_schema::DataType) -> LogError {
+        LogError::CheckpointSchema {
+            path: self.path.clone(),
+            column: column.to_string(),
+            detail: format!("expected text or a struct, found {found}"),
+        }
+    }
+}
+
+/// `json` with the rows where the `add` struct is null nulled too.
+fn with_struct_nulls(json: &StringArray, add: &StructArray) -> Result<StringArray> {
+    if add.null_count() == 0 {
+        return Ok(json.clone());
+    }
+    let nulls = arrow_buffer::NullBuffer::union(json.nulls(), add.nulls());
+    StringArray::try_new(json.offsets().clone(), json.values().clone(), nulls)
+        .map_err(|e| LogError::arrow("checkpoint stats", e))
+}
+
+/// Whether stats leaf `parts` is needed for `columns`: the JSON text,
+/// `numRecords`, `tightBounds`, and the `stats_parsed` leaves of these
+/// columns (by physical path).
+fn wanted_leaf(parts: &[String], columns: &[StatsColumn]) -> bool {
+    match parts.get(1).map(String::as_str) {
+        Some("stats") => true,
+        Some("stats_parsed") => match parts.get(2).map(String::as_str) {
+            Some("numRecords" | "tightBounds") => true,
+            Some("minValues" | "maxValues" | "nullCount") => {
+                let rest = &parts[3..];
+                columns.iter().any(|c| c.physical_path.as_slice() == rest)
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}

@@ -1,0 +1,296 @@
+//! [`IndexStats`]: the statistics of the file index. The counts
+//! (`numRecords`, `tightBounds`) are known from open; each column's
+//! min / max / null count is parsed the first time a query asks for it,
+//! then kept, so memory grows with the columns queries reference.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use arrow_array::{Array, BooleanArray, Int64Array, StringArray, StructArray, UInt32Array};
+
+use crate::add_columns::{AddColumns, AddStats};
+use crate::checkpoint::RetainedStats;
+use crate::error::{LogError, Result};
+use crate::schema::StatsColumn;
+use crate::stats::{ColumnStats, FileStats, StatsBuilder};
+
+/// When the per-column statistics of a file index are parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatsLoading {
+    /// A column's the first time a query asks for it (the default): opening
+    /// and counting parse no column statistics.
+    #[default]
+    OnDemand,
+    /// Every column's while the index is built.
+    AtLoad,
+}
+
+/// Where the statistics of a run of files are.
+#[derive(Debug, Clone)]
+enum Source {
+    /// `add.stats` text (and a checkpoint's `add.stats_parsed`) per file.
+    Inline {
+        json: StringArray,
+        parsed: Option<StructArray>,
+    },
+    /// Kept with a checkpoint file's stats chunks; each file's row there.
+    Retained {
+        file: Arc<RetainedStats>,
+        rows: UInt32Array,
+    },
+}
+
+/// The statistics of the active files, one row per file.
+#[derive(Debug)]
+pub struct IndexStats {
+    /// `numRecords` (physical rows); null when unknown.
+    pub num_records: Int64Array,
+    /// `tightBounds`: true when the stats omit it, null when the file has
+    /// no stats at all.
+    pub tight_bounds: BooleanArray,
+    /// Stats strings that were not valid JSON (their files have no stats).
+    pub malformed: usize,
+    columns: Vec<StatsColumn>,
+    sources: Vec<Source>,
+    loaded: Mutex<Vec<Option<Arc<ColumnStats>>>>,
+    parsed: AtomicUsize,
+}
+
+impl Clone for IndexStats {
+    fn clone(&self) -> Self {
+        Self {
+            num_records: self.num_records.clone(),
+            tight_bounds: self.tight_bounds.clone(),
+            malformed: self.malformed,
+            columns: self.columns.clone(),
+            sources: self.sources.clone(),
+            loaded: Mutex::new(self.lock().clone()),
+            parsed: AtomicUsize::new(self.parsed_columns()),
+        }
+    }
+}
+
+impl IndexStats {
+    /// The counts of `adds` (in order), and where each column's stats are
+    /// for later; `columns` are the table's stats columns.
+    pub(crate) fn build(columns: Vec<StatsColumn>, adds: &[AddColumns]) -> Result<Self> {
+        let mut counts = StatsBuilder::new(Vec::new());
+        let mut sources = Vec::with_capacity(adds.len());
+        for a in adds {
+            match &a.stats {
+                AddStats::Inline { json, parsed } => {
+                    counts.extend_batch(json, parsed.as_ref())?;
+                    sources.push(Source::Inline {
+                        json: json.clone(),
+                        parsed: parsed.clone(),
+                    });
+                }
+                AddStats::Retained {
+                    file,
+                    rows,
+                    num_records,
+                    tight_bounds,
+                } => {
+                    counts.extend_stats(FileStats {
+                        num_records: num_records.clone(),
+                        tight_bounds: tight_bounds.clone(),
+                        columns: Vec::new(),
+                        malformed: 0,
+                    })?;
+                    sources.push(Source::Retained {
+                        file: Arc::clone(file),
+                        rows: rows.clone(),
+                    });
+                }
+            }
+        }
+        let counts = counts.finish()?;
+        Ok(Self {
+            num_records: counts.num_records,
+            tight_bounds: counts.tight_bounds,
+            malformed: counts.malformed,
+            loaded: Mutex::new(vec![None; columns.len()]),
+            parsed: AtomicUsize::new(0),
+            columns,
+            sources,
+        })
+    }
+
+    /// Number of files.
+    pub fn len(&self) -> usize {
+        self.num_records.len()
+    }
+
+    /// True when there are no files.
+    pub fn is_empty(&self) -> bool {
+        self.num_records.is_empty()
+    }
+
+    /// The columns that have statistics (the table's stats columns).
+    pub fn columns(&self) -> &[StatsColumn] {
+        &self.columns
+    }
+
+    /// The stats of the column with this dot-joined logical name, parsed
+    /// now unless already kept; `None` when the column has no stats.
+    pub fn column(&self, logical_name: &str) -> Result<Option<Arc<ColumnStats>>> {
+        let Some(i) = self
+            .columns
+            .iter()
+            .position(|c| c.logical_name() == logical_name)
+        else {
+            return Ok(None);
+        };
+        Ok(self.load(&[i])?.pop())
+    }
+
+    /// The stats of those of `logical_paths` that have statistics, parsed
+    /// together (one pass over the stats) unless already kept.
+    pub fn for_paths(&self, logical_paths: &[Vec<String>]) -> Result<Vec<Arc<ColumnStats>>> {
+        let wanted: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| logical_paths.contains(&self.columns[i].logical_path))
+            .collect();
+        self.load(&wanted)
+    }
+
+    /// The stats of every column.
+    pub fn all(&self) -> Result<Vec<Arc<ColumnStats>>> {
+        self.load(&(0..self.columns.len()).collect::<Vec<_>>())
+    }
+
+    /// How many columns' statistics were parsed so far (each once).
+    pub fn parsed_columns(&self) -> usize {
+        self.parsed.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held: the counts, the kept column stats, and the sources
+    /// (stats text, retained chunks) they are parsed from.
+    pub fn memory_size(&self) -> usize {
+        let loaded: usize = self
+            .lock()
+            .iter()
+            .flatten()
+            .map(|c| {
+                c.min_values
+                    .as_ref()
+                    .map_or(0, |a| a.get_array_memory_size())
+                    + c.max_values
+                        .as_ref()
+                        .map_or(0, |a| a.get_array_memory_size())
+                    + c.null_count.get_array_memory_size()
+            })
+            .sum();
+        let mut files: Vec<*const RetainedStats> = Vec::new();
+        let sources: usize = self
+            .sources
+            .iter()
+            .map(|s| match s {
+                Source::Inline { json, parsed } => {
+                    json.get_array_memory_size()
+                        + parsed.as_ref().map_or(0, |p| p.get_array_memory_size())
+                }
+                Source::Retained { file, rows } => {
+                    let shared = Arc::as_ptr(file);
+                    let own = if files.contains(&shared) {
+                        0
+                    } else {
+                        files.push(shared);
+                        file.bytes()
+                    };
+                    own + rows.get_array_memory_size()
+                }
+            })
+            .sum();
+        self.num_records.get_array_memory_size()
+            + self.tight_bounds.get_array_memory_size()
+            + loaded
+            + sources
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Option<Arc<ColumnStats>>>> {
+        // A panic while parsing leaves nothing half-written behind (the
+        // slots are set after a parse succeeds): the data stays usable.
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The stats of columns `wanted` (positions in `columns`), parsing
+    /// those not yet kept in one pass over each source.
+    fn load(&self, wanted: &[usize]) -> Result<Vec<Arc<ColumnStats>>> {
+        let mut loaded = self.lock();
+        let missing: Vec<usize> = wanted
+            .iter()
+            .copied()
+            .filter(|&i| loaded[i].is_none())
+            .collect();
+        if !missing.is_empty() {
+            let columns: Vec<StatsColumn> =
+                missing.iter().map(|&i| self.columns[i].clone()).collect();
+            let parsed = self.parse(&columns)?;
+            for (&i, c) in missing.iter().zip(parsed.columns) {
+                loaded[i] = Some(Arc::new(c));
+            }
+            self.parsed.fetch_add(missing.len(), Ordering::Relaxed);
+        }
+        Ok(wanted.iter().filter_map(|&i| loaded[i].clone()).collect())
+    }
+
+    /// Parses `columns` from every source, the retained checkpoint files
+    /// side by side on scoped threads.
+    fn parse(&self, columns: &[StatsColumn]) -> Result<FileStats> {
+        let retained: Vec<(&Arc<RetainedStats>, &UInt32Array)> = self
+            .sources
+            .iter()
+            .filter_map(|s| match s {
+                Source::Retained { file, rows } => Some((file, rows)),
+                Source::Inline { .. } => None,
+            })
+            .collect();
+        let decode = |(file, rows): (&Arc<RetainedStats>, &UInt32Array)| {
+            file.decode(columns.to_vec())?.take(rows)
+        };
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let mut decoded: Vec<Result<FileStats>> = if retained.len() > 1 && threads > 1 {
+            let per = retained.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = retained
+                    .chunks(per)
+                    .map(|part| {
+                        scope.spawn(move || part.iter().map(|&r| decode(r)).collect::<Vec<_>>())
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            vec![Err(LogError::arrow(
+                                "parsing checkpoint stats",
+                                arrow_schema::ArrowError::ComputeError(
+                                    "a parsing thread panicked".into(),
+                                ),
+                            ))]
+                        })
+                    })
+                    .collect()
+            })
+        } else {
+            retained.into_iter().map(decode).collect()
+        };
+        decoded.reverse();
+        let mut builder = StatsBuilder::new(columns.to_vec());
+        for s in &self.sources {
+            match s {
+                Source::Inline { json, parsed } => builder.extend_batch(json, parsed.as_ref())?,
+                Source::Retained { .. } => {
+                    let stats = decoded.pop().ok_or_else(|| {
+                        LogError::arrow(
+                            "parsing checkpoint stats",
+                            arrow_schema::ArrowError::ComputeError("a source was skipped".into()),
+                        )
+                    })??;
+                    builder.extend_stats(stats)?;
+                }
+            }
+        }
+        builder.finish()
+    }
+}

@@ -1,0 +1,210 @@
+//! How the file index is loaded changes nothing in it: checkpoint parts,
+//! sidecars and stats decoded side by side or in sequence, column stats
+//! parsed on demand or at load, on every shared table and on random logs
+//! whose checkpoints are classic, multi-part or V2 with sidecars. And
+//! opening parses no column statistics; a query parses only its columns'.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use dar_log::{Snapshot, SnapshotBuilder, StatsLoading};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use crate::common::builder;
+use crate::random_history::{Op, State, apply, checkpoint_actions, op};
+use crate::writer::{
+    TestLog, checkpoint_bytes, checkpoint_bytes_in, metadata, protocol, v2_checkpoint_schema,
+};
+
+fn multi_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The whole index (every column's stats included) of `b`'s snapshot.
+async fn index_batch(b: SnapshotBuilder) -> dar_log::Result<RecordBatch> {
+    let s = b.build().await?;
+    s.file_index()?.to_record_batch()
+}
+
+#[test]
+fn every_shared_table_loads_the_same_in_parallel_and_sequence_lazily_and_eagerly() {
+    let rt = multi_thread();
+    let mut seen = 0;
+    for t in crate::tables::TABLES {
+        let Some(dir) = crate::tables::table_dir(t.name) else {
+            return;
+        };
+        rt.block_on(async {
+            let lazy = builder(&dir).build().await.unwrap();
+            assert_eq!(
+                lazy.file_index().unwrap().stats.parsed_columns(),
+                0,
+                "{}: opening parsed column stats",
+                t.name
+            );
+            let parallel = lazy.file_index().unwrap().to_record_batch().unwrap();
+            let sequential = index_batch(
+                builder(&dir)
+                    .with_parallel_decode(false)
+                    .with_stats_loading(StatsLoading::AtLoad),
+            )
+            .await
+            .unwrap();
+            assert_eq!(parallel, sequential, "{}", t.name);
+        });
+        seen += 1;
+    }
+    assert!(seen > 30, "only {seen} tables");
+}
+
+/// Where a random log's checkpoint puts its adds.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    Classic,
+    MultiPart(usize),
+    Sidecars(usize),
+}
+
+fn layout() -> impl Strategy<Value = Layout> {
+    prop_oneof![
+        Just(Layout::Classic),
+        (2usize..5).prop_map(Layout::MultiPart),
+        (1usize..4).prop_map(Layout::Sidecars),
+    ]
+}
+
+/// `add` actions with stats on `value` (their bounds from the path), so
+/// the column stats differ from file to file.
+fn with_stats(mut actions: Vec<Value>) -> Vec<Value> {
+    for a in &mut actions {
+        if let Some(add) = a.get_mut("add") {
+            let path = add["path"].as_str().unwrap_or_default();
+            let n: i64 = path
+                .trim_start_matches("part-")
+                .trim_end_matches(".parquet")
+                .parse()
+                .unwrap_or(0);
+            add["stats"] = Value::String(
+                json!({"numRecords": 3 + n % 5, "minValues": {"value": n},
+                       "maxValues": {"value": n * 2 + 1}, "nullCount": {"value": n % 2}})
+                .to_string(),
+            );
+        }
+    }
+    actions
+}
+
+/// Writes the checkpoint of `state` at `version` in `layout`.
+async fn write_checkpoint(log: &TestLog, version: u64, state: &State, layout: Layout) {
+    let all = with_stats(checkpoint_actions(state));
+    let (header, adds) = all.split_at(2);
+    match layout {
+        Layout::Classic => log.checkpoint(version, &all).await,
+        Layout::MultiPart(n) => {
+            for i in 0..n {
+                let mut part: Vec<Value> = if i == 0 { header.to_vec() } else { Vec::new() };
+                part.extend(adds.iter().skip(i).step_by(n).cloned());
+                let name = format!(
+                    "_delta_log/{version:020}.checkpoint.{:010}.{n:010}.parquet",
+                    i + 1
+                );
+                log.put(&name, checkpoint_bytes(&part)).await;
+            }
+        }
+        Layout::Sidecars(n) => {
+            let mut top = header.to_vec();
+            top.push(json!({"checkpointMetadata": {"version": version}}));
+            for i in 0..n {
+                let part: Vec<Value> = adds.iter().skip(i).step_by(n).cloned().collect();
+                let bytes = checkpoint_bytes(&part);
+                let name = format!("{version:020}-side-{i}.parquet");
+                top.push(json!({"sidecar": {"path": name, "sizeInBytes": bytes.len(),
+                                            "modificationTime": 0}}));
+                log.put(&format!("_delta_log/_sidecars/{name}"), bytes)
+                    .await;
+            }
+            let uuid = format!("3a0d65cd-4056-49b8-937b-{version:012}");
+            let name = format!("_delta_log/{version:020}.checkpoint.{uuid}.parquet");
+            log.put(&name, checkpoint_bytes_in(v2_checkpoint_schema(), &top))
+                .await;
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn parallel_decode_builds_the_sequential_index(
+        commits in prop::collection::vec(prop::collection::vec(op(), 0..8), 2..10),
+        checkpoint_at in 0usize..10,
+        layout in layout(),
+    ) {
+        let rt = multi_thread();
+        rt.block_on(async {
+            let log = TestLog::new();
+            let (mut state, mut removed, mut next) = (State::new(), Vec::new(), 0);
+            let checkpoint_at = checkpoint_at % commits.len();
+            for (v, ops) in commits.iter().enumerate() {
+                let ops: &[Op] = ops;
+                let mut actions = with_stats(apply(&mut state, &mut removed, &mut next, ops));
+                if v == 0 {
+                    actions.splice(0..0, [protocol(), metadata(false)]);
+                }
+                actions.insert(0, json!({"commitInfo": {"operation": "TEST"}}));
+                log.commit(v as u64, &actions).await;
+                if v == checkpoint_at {
+                    write_checkpoint(&log, v as u64, &state, layout).await;
+                }
+            }
+            let parallel = log.builder().build().await.unwrap();
+            let index = parallel.file_index().unwrap();
+            let mut paths: Vec<String> =
+                index.path.iter().flatten().map(String::from).collect();
+            paths.sort();
+            prop_assert_eq!(paths, state.keys().cloned().collect::<Vec<_>>());
+            let sequential = index_batch(
+                log.builder()
+                    .with_parallel_decode(false)
+                    .with_stats_loading(StatsLoading::AtLoad),
+            )
+            .await
+            .unwrap();
+            prop_assert_eq!(index.to_record_batch().unwrap(), sequential);
+            Ok(())
+        })?;
+    }
+}
+
+#[test]
+fn a_query_parses_only_its_columns_stats_once() {
+    let Some(dir) = dar_testdata::table("kernel/parsed-stats") else {
+        return;
+    };
+    let rt = multi_thread();
+    rt.block_on(async {
+        let s: Arc<Snapshot> = Arc::new(builder(&dir).build().await.unwrap());
+        let stats = &s.file_index().unwrap().stats;
+        assert!(stats.columns().len() >= 4);
+        assert_eq!(stats.parsed_columns(), 0);
+        let before = s.file_index().unwrap().memory_size();
+        let id = stats.column("id").unwrap().unwrap();
+        assert_eq!(stats.parsed_columns(), 1);
+        assert!(s.file_index().unwrap().memory_size() > before);
+        let again = stats.column("id").unwrap().unwrap();
+        assert!(Arc::ptr_eq(&id, &again), "kept, not parsed again");
+        assert_eq!(stats.parsed_columns(), 1);
+        let both = stats
+            .for_paths(&[vec!["id".into()], vec!["age".into()], vec!["nope".into()]])
+            .unwrap();
+        assert_eq!(both.len(), 2);
+        assert_eq!(stats.parsed_columns(), 2);
+        stats.all().unwrap();
+        assert_eq!(stats.parsed_columns(), stats.columns().len());
+    });
+}
