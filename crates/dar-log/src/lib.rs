@@ -44,7 +44,7 @@
 //! assert_eq!(snapshot.partition_columns(), ["day"]);
 //! let files = snapshot.file_index()?;
 //! assert_eq!(files.len(), 1);
-//! assert_eq!(files.object_path.value(0), "tables/t/day=2024-01-02/a.parquet");
+//! assert_eq!(files.object_path(0), "tables/t/day=2024-01-02/a.parquet");
 //! assert_eq!(files.stats.num_records.value(0), 3);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();

@@ -134,11 +134,8 @@ pub(crate) fn task(index: &FileIndex, i: usize) -> dar_log::Result<ScanTask> {
     let nr = &index.stats.num_records;
     let size = &index.size;
     Ok(ScanTask {
-        object_path: index.object_path.value(i).to_string(),
-        store_origin: index
-            .store_origin
-            .is_valid(i)
-            .then(|| index.store_origin.value(i).to_string()),
+        object_path: index.object_path(i).into_owned(),
+        store_origin: index.store_origin(i).map(str::to_string),
         log_path: index.path.value(i).to_string(),
         size: size
             .is_valid(i)

@@ -67,7 +67,7 @@ pub fn file_json(index: &FileIndex, i: usize) -> Result<JsonObject, ArrowError> 
         });
     Ok(JsonObject::new()
         .with("path", index.path.value(i))
-        .with("object_path", index.object_path.value(i))
+        .with("object_path", index.object_path(i).as_ref())
         .with("size", int(&index.size))
         .with("modification_time", int(&index.modification_time))
         .with_object("partition_values", partitions)

@@ -1,7 +1,8 @@
 //! The file index: the active files of a snapshot as Arrow columns.
 //!
-//! One row per active file. Columns: `path` (as written in the log),
-//! `object_path` (the object-store key it resolves to), `size`,
+//! One row per active file. Columns: `path` (as written in the log; the
+//! object-store key it resolves to is derived from it, and kept apart
+//! only for paths that are not plain relative names), `size`,
 //! `modification_time`, typed partition values (one column per partition
 //! column, logical names), `num_records`, per-leaf statistics, `tight_bounds`
 //! and the deletion-vector descriptor fields. Pruning sweeps these arrays in
@@ -31,12 +32,13 @@ pub use stats::{IndexStats, StatsLoading};
 pub struct FileIndex {
     /// `add.path` as written (URI-encoded; relative or absolute).
     pub path: StringArray,
-    /// The object-store key each path resolves to (in the store that
-    /// `store_origin` names).
-    pub object_path: StringArray,
-    /// Null for a file of the table's own store (nearly always); else the
-    /// origin (`scheme://authority`) of the other store that holds it.
-    pub store_origin: StringArray,
+    /// The table root's object key: a plain relative path's object key
+    /// is `root/path`.
+    root: String,
+    /// The object keys and stores of the files, when some path is not a
+    /// plain relative name (`None`, nearly always: no second copy of the
+    /// paths is kept).
+    located: Option<Located>,
     /// File size in bytes.
     pub size: Int64Array,
     /// Modification time, ms since the epoch.
@@ -67,6 +69,60 @@ fn cat(context: &str, arrays: Vec<&dyn Array>) -> Result<ArrayRef> {
         ));
     }
     arrow_select::concat::concat(&arrays).map_err(|e| LogError::arrow(context, e))
+}
+
+/// Where files whose log path is not a plain relative name are.
+#[derive(Debug, Clone)]
+struct Located {
+    /// Each file's object key.
+    object_path: StringArray,
+    /// Null: the table's store; else the other store's origin.
+    store_origin: StringArray,
+}
+
+impl Located {
+    /// `None` when every path of `adds` is a plain relative name.
+    fn build(paths: &TablePaths, adds: &[AddColumns]) -> Result<Option<Self>> {
+        let plain = adds
+            .iter()
+            .all(|b| b.plain_paths || b.path.iter().flatten().all(is_plain_relative));
+        if plain {
+            return Ok(None);
+        }
+        let n: usize = adds.iter().map(AddColumns::len).sum();
+        let root_str = paths.root().as_ref();
+        let mut object_path = arrow_array::builder::StringBuilder::with_capacity(n, n * 64);
+        let mut store_origin = arrow_array::builder::StringBuilder::new();
+        for batch in adds {
+            for raw in batch.path.iter().flatten() {
+                if batch.plain_paths || is_plain_relative(raw) {
+                    // Write `root/raw` straight into the value buffer.
+                    if !root_str.is_empty() {
+                        object_path.write_str(root_str).map_err(fmt_err)?;
+                        object_path.write_str("/").map_err(fmt_err)?;
+                    }
+                    object_path.write_str(raw).map_err(fmt_err)?;
+                    object_path.append_value("");
+                    store_origin.append_null();
+                    continue;
+                }
+                match paths.locate(raw)? {
+                    FileLocation::TableStore(p) => {
+                        object_path.append_value(p.as_ref());
+                        store_origin.append_null();
+                    }
+                    FileLocation::OtherStore { origin, path } => {
+                        object_path.append_value(path.as_ref());
+                        store_origin.append_value(origin);
+                    }
+                }
+            }
+        }
+        Ok(Some(Self {
+            object_path: object_path.finish(),
+            store_origin: store_origin.finish(),
+        }))
+    }
 }
 
 /// Resolve a log path against the table root `root` of a local store
@@ -132,37 +188,7 @@ impl FileIndex {
             }};
         }
         let path: StringArray = col!(path, |c: &ArrayRef| c.as_string::<i32>().clone());
-        let root_str = paths.root().as_ref();
-        let mut object_path = arrow_array::builder::StringBuilder::with_capacity(
-            path.len(),
-            path.value_data().len() + path.len() * (root_str.len() + 1),
-        );
-        let mut store_origin = arrow_array::builder::StringBuilder::new();
-        for batch in adds {
-            for raw in batch.path.iter().flatten() {
-                if batch.plain_paths || is_plain_relative(raw) {
-                    // Write `root/raw` straight into the value buffer.
-                    if !root_str.is_empty() {
-                        object_path.write_str(root_str).map_err(fmt_err)?;
-                        object_path.write_str("/").map_err(fmt_err)?;
-                    }
-                    object_path.write_str(raw).map_err(fmt_err)?;
-                    object_path.append_value("");
-                    store_origin.append_null();
-                    continue;
-                }
-                match paths.locate(raw)? {
-                    FileLocation::TableStore(p) => {
-                        object_path.append_value(p.as_ref());
-                        store_origin.append_null();
-                    }
-                    FileLocation::OtherStore { origin, path } => {
-                        object_path.append_value(path.as_ref());
-                        store_origin.append_value(origin);
-                    }
-                }
-            }
-        }
+        let located = Located::build(paths, adds)?;
         let size: Int64Array = col!(size, |c: &ArrayRef| c.as_primitive().clone());
         // A size is a count of bytes: a negative one is a corrupt log, and
         // read as "unknown" it would hide that.
@@ -175,8 +201,8 @@ impl FileIndex {
             });
         }
         Ok(Self {
-            object_path: object_path.finish(),
-            store_origin: store_origin.finish(),
+            root: paths.root().as_ref().to_string(),
+            located,
             partition_columns: columns,
             partition_values,
             stats,
@@ -205,8 +231,8 @@ impl FileIndex {
             partition_values,
             stats,
             path: StringArray::new_null(0),
-            object_path: StringArray::new_null(0),
-            store_origin: StringArray::new_null(0),
+            root: String::new(),
+            located: None,
             size: Int64Array::new_null(0),
             modification_time: Int64Array::new_null(0),
             dv: DvColumns {
@@ -217,6 +243,32 @@ impl FileIndex {
                 cardinality: Int64Array::new_null(0),
             },
         }
+    }
+
+    /// The object-store key of file `i` (in the store that
+    /// [`FileIndex::store_origin`] names).
+    pub fn object_path(&self, i: usize) -> std::borrow::Cow<'_, str> {
+        match &self.located {
+            Some(l) => l.object_path.value(i).into(),
+            None if self.root.is_empty() => self.path.value(i).into(),
+            None => format!("{}/{}", self.root, self.path.value(i)).into(),
+        }
+    }
+
+    /// The object-store keys of every file, in order.
+    pub fn object_paths(&self) -> StringArray {
+        match &self.located {
+            Some(l) => l.object_path.clone(),
+            None => (0..self.len()).map(|i| Some(self.object_path(i))).collect(),
+        }
+    }
+
+    /// `None` for a file of the table's own store (nearly always); else
+    /// the origin (`scheme://authority`) of the other store that holds
+    /// file `i`.
+    pub fn store_origin(&self, i: usize) -> Option<&str> {
+        let origins = &self.located.as_ref()?.store_origin;
+        origins.is_valid(i).then(|| origins.value(i))
     }
 
     /// Number of active files.
@@ -233,8 +285,9 @@ impl FileIndex {
             .map(|a| a.get_array_memory_size())
             .sum();
         self.path.get_array_memory_size()
-            + self.object_path.get_array_memory_size()
-            + self.store_origin.get_array_memory_size()
+            + self.located.as_ref().map_or(0, |l| {
+                l.object_path.get_array_memory_size() + l.store_origin.get_array_memory_size()
+            })
             + self.size.get_array_memory_size()
             + self.modification_time.get_array_memory_size()
             + partitions
@@ -285,7 +338,7 @@ impl FileIndex {
         ];
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.path.clone()),
-            Arc::new(self.object_path.clone()),
+            Arc::new(self.object_paths()),
             Arc::new(self.size.clone()),
             Arc::new(self.modification_time.clone()),
             Arc::new(self.dv.storage_type.clone()),

@@ -28,7 +28,7 @@ async fn typed_partition_values_and_resolved_paths() {
             (
                 letter.is_valid(i).then(|| letter.value(i)),
                 date.is_valid(i).then(|| date.value(i)),
-                fi.object_path.value(i).to_string(),
+                fi.object_path(i).into_owned(),
             )
         })
         .collect();

@@ -1,7 +1,6 @@
 //! Regressions of the hardening issue (issue 10): paths are URIs, covered
 //! commits are never read, sidecars live in `_delta_log/_sidecars/`.
 
-use arrow_array::Array;
 use dar_log::{FileLocation, LogError};
 use object_store::path::Path;
 use serde_json::json;
@@ -12,7 +11,9 @@ use crate::writer::{TestLog, add, checkpoint_bytes, metadata, protocol, remove};
 async fn object_paths(log: &TestLog) -> Vec<String> {
     let s = log.builder().build().await.unwrap();
     let fi = s.file_index().unwrap();
-    let mut out: Vec<String> = fi.object_path.iter().flatten().map(String::from).collect();
+    let mut out: Vec<String> = (0..fi.len())
+        .map(|i| fi.object_path(i).into_owned())
+        .collect();
     out.sort();
     out
 }
@@ -90,18 +91,21 @@ async fn files_on_other_stores_keep_their_origin() {
     .await;
     let s = log.builder().build().await.unwrap();
     let fi = s.file_index().unwrap();
-    let mut rows: Vec<(Option<&str>, &str)> = (0..fi.len())
+    let mut rows: Vec<(Option<String>, String)> = (0..fi.len())
         .map(|i| {
-            let origin = (!fi.store_origin.is_null(i)).then(|| fi.store_origin.value(i));
-            (origin, fi.object_path.value(i))
+            let origin = fi.store_origin(i).map(str::to_string);
+            (origin, fi.object_path(i).into_owned())
         })
         .collect();
     rows.sort();
     assert_eq!(
         rows,
         [
-            (None, "elsewhere/x.parquet"),
-            (Some("s3://other-bucket"), "k.parquet")
+            (None, "elsewhere/x.parquet".to_string()),
+            (
+                Some("s3://other-bucket".to_string()),
+                "k.parquet".to_string()
+            )
         ]
     );
     assert_eq!(

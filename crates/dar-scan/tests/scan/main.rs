@@ -18,6 +18,7 @@ mod edges;
 mod hardening;
 mod io_shape;
 mod kernel;
+mod metadata_scale;
 mod props;
 mod remote;
 mod wide;
