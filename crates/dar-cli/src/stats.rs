@@ -65,6 +65,15 @@ pub fn write_stats(
             String::new()
         }
     )?;
+    if m.files_total > 0 {
+        writeln!(
+            w,
+            "  file index: {} bytes per file, stats of {} column{} parsed for this scan",
+            m.index_bytes / m.files_total,
+            m.stats_columns_parsed,
+            if m.stats_columns_parsed == 1 { "" } else { "s" }
+        )?;
+    }
     writeln!(
         w,
         "  row groups: {} in files read, {} pruned",
@@ -119,10 +128,13 @@ mod tests {
         m.rows_deleted_by_dv = 2;
         m.rows_output = 7;
         m.batches_output = 1;
+        m.index_bytes = 800;
+        m.stats_columns_parsed = 1;
         let mut out = Vec::new();
         write_stats(&mut out, &m, &IoSnapshot::default(), WallTimes::default()).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("4 in snapshot, 3 pruned by partition values and stats, 1 read"));
+        assert!(text.contains("file index: 200 bytes per file, stats of 1 column parsed"));
         assert!(text.contains("2 deleted by deletion vectors"));
         assert!(text.contains("7 returned in 1 batch\n"));
         assert!(text.contains("io (scan):  0 requests, 0 B"));
