@@ -323,6 +323,20 @@ impl Snapshot {
             None if state.commit_file.is_none() => tokio::sync::OnceCell::new_with(Some(None)),
             None => tokio::sync::OnceCell::new(),
         };
+        let mut state = state;
+        let file_index = OnceLock::new();
+        if mode == FileIndexMode::Eager {
+            let index = FileIndex::build(
+                &paths,
+                &schema,
+                mapping,
+                &state.metadata,
+                &state.adds,
+                stats,
+            )?;
+            index.share_columns(&mut state.adds);
+            let _ = file_index.set(Arc::new(index));
+        }
         let snap = Self {
             store,
             root: paths.root().clone(),
@@ -333,12 +347,9 @@ impl Snapshot {
             mapping,
             mode,
             stats,
-            file_index: OnceLock::new(),
+            file_index,
             commit_time_ms: tokio::sync::OnceCell::new_with(commit_time_ms),
         };
-        if mode == FileIndexMode::Eager {
-            snap.file_index()?;
-        }
         Ok(snap)
     }
 

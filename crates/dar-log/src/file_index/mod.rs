@@ -271,6 +271,23 @@ impl FileIndex {
         origins.is_valid(i).then(|| origins.value(i))
     }
 
+    /// Points the path, size and time columns of `adds` (the batches this
+    /// index was built from, in order) at this index's, so the replay
+    /// state kept for refreshes holds no second copy of them.
+    pub(crate) fn share_columns(&self, adds: &mut [AddColumns]) {
+        if adds.iter().map(AddColumns::len).sum::<usize>() != self.len() {
+            return;
+        }
+        let mut at = 0;
+        for a in adds {
+            let n = a.len();
+            a.path = self.path.slice(at, n);
+            a.size = self.size.slice(at, n);
+            a.modification_time = self.modification_time.slice(at, n);
+            at += n;
+        }
+    }
+
     /// Number of active files.
     pub fn len(&self) -> usize {
         self.path.len()
