@@ -60,6 +60,12 @@ impl CheckpointIo {
         self
     }
 
+    /// Whether decoding is spread over threads (see
+    /// [`CheckpointIo::with_parallel_decode`]).
+    pub(crate) fn parallel(&self) -> bool {
+        !self.sequential
+    }
+
     /// The runtime to spread decoding over, if any.
     fn parallel_runtime(&self) -> Option<tokio::runtime::Handle> {
         if self.sequential {

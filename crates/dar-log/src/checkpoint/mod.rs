@@ -322,6 +322,7 @@ async fn read_parquet_file(
             metadata.clone(),
             stats_leaves,
             starts.zip(bytes).collect(),
+            io.parallel(),
         ));
         let decoding = Arc::clone(&retained);
         let counts = io.run_cpu(&path, move || decoding.decode(Vec::new()));

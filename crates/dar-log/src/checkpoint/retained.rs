@@ -14,7 +14,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, StringArray, StructArray};
 use bytes::Bytes;
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+};
 use parquet::file::reader::{ChunkReader, Length};
 
 use crate::error::{LogError, Result};
@@ -23,6 +25,9 @@ use crate::stats::{FileStats, StatsBuilder};
 
 /// Rows decoded per batch.
 const BATCH_ROWS: usize = 8192;
+
+/// Rows below which a file's stats are not split across threads.
+const MIN_PIECE_ROWS: usize = 32 * 1024;
 
 /// Whether Parquet leaf `parts` (a column path) holds statistics: retained
 /// rather than decoded at open.
@@ -44,6 +49,8 @@ pub struct RetainedStats {
     chunks: Arc<Chunks>,
     /// Parquet leaf indices of `add.stats` / `add.stats_parsed.*`.
     leaves: Vec<usize>,
+    /// Decode row ranges on threads of their own.
+    parallel: bool,
 }
 
 /// Byte ranges of a file held in memory, sorted by offset.
@@ -119,6 +126,7 @@ impl RetainedStats {
         metadata: ArrowReaderMetadata,
         leaves: Vec<usize>,
         ranges: Vec<(u64, Bytes)>,
+        parallel: bool,
     ) -> Self {
         let file_len = ranges
             .iter()
@@ -135,6 +143,7 @@ impl RetainedStats {
             metadata,
             chunks: Arc::new(Chunks { file_len, ranges }),
             leaves,
+            parallel,
         }
     }
 
@@ -175,10 +184,6 @@ impl RetainedStats {
     /// need are decoded: the JSON text, `numRecords` and `tightBounds`, and
     /// the columns' own leaves of `stats_parsed`.
     pub fn decode(&self, columns: Vec<StatsColumn>) -> Result<FileStats> {
-        let pq_err = |source| LogError::CheckpointParquet {
-            path: self.path.clone(),
-            source,
-        };
         let descr = self.metadata.metadata().file_metadata().schema_descr();
         let wanted: Vec<usize> = self
             .leaves
@@ -190,16 +195,84 @@ impl RetainedStats {
             })
             .collect();
         let rows = self.rows();
-        let mut builder = StatsBuilder::with_capacity(columns, 0);
         if wanted.is_empty() {
+            let mut builder = StatsBuilder::new(columns);
             builder.push_absent_many(rows);
             return builder.finish();
         }
+        let mask = ProjectionMask::leaves(descr, wanted);
+        let pieces = self.pieces(rows);
+        let decoded: Vec<Result<FileStats>> = if pieces.len() > 1 {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = pieces
+                    .iter()
+                    .map(|r| scope.spawn(|| self.decode_rows(&columns, &mask, r.clone())))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err(self.panicked())))
+                    .collect()
+            })
+        } else {
+            pieces
+                .iter()
+                .map(|r| self.decode_rows(&columns, &mask, r.clone()))
+                .collect()
+        };
+        let mut builder = StatsBuilder::new(columns);
+        for piece in decoded {
+            builder.extend_stats(piece?)?;
+        }
+        builder.finish()
+    }
+
+    /// The row ranges decoded side by side: one per core (when decoding
+    /// in parallel), each of at least [`MIN_PIECE_ROWS`] rows. The pages
+    /// of the other pieces are skipped by their headers, not decompressed.
+    fn pieces(&self, rows: usize) -> Vec<std::ops::Range<usize>> {
+        let threads = if self.parallel {
+            std::thread::available_parallelism().map_or(1, usize::from)
+        } else {
+            1
+        };
+        let n = threads.min(rows / MIN_PIECE_ROWS).max(1);
+        let per = rows.div_ceil(n).max(1);
+        (0..n)
+            .map(|i| (i * per).min(rows)..((i + 1) * per).min(rows))
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+
+    fn panicked(&self) -> LogError {
+        LogError::CheckpointParquet {
+            path: self.path.clone(),
+            source: parquet::errors::ParquetError::General("a decoding thread panicked".into()),
+        }
+    }
+
+    /// [`RetainedStats::decode`] of the rows `range` of the file.
+    fn decode_rows(
+        &self,
+        columns: &[StatsColumn],
+        mask: &ProjectionMask,
+        range: std::ops::Range<usize>,
+    ) -> Result<FileStats> {
+        let pq_err = |source| LogError::CheckpointParquet {
+            path: self.path.clone(),
+            source,
+        };
+        let mut builder = StatsBuilder::new(columns.to_vec());
+        let mut selectors = Vec::with_capacity(2);
+        if range.start > 0 {
+            selectors.push(RowSelector::skip(range.start));
+        }
+        selectors.push(RowSelector::select(range.len()));
         let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
             SharedChunks(Arc::clone(&self.chunks)),
             self.metadata.clone(),
         )
-        .with_projection(ProjectionMask::leaves(descr, wanted))
+        .with_projection(mask.clone())
+        .with_row_selection(RowSelection::from(selectors))
         .with_batch_size(BATCH_ROWS)
         .build()
         .map_err(pq_err)?;
@@ -227,7 +300,15 @@ impl RetainedStats {
             };
             builder.extend_batch(&json, parsed.as_ref())?;
         }
-        builder.finish()
+        let stats = builder.finish()?;
+        if stats.len() != range.len() {
+            return Err(pq_err(parquet::errors::ParquetError::General(format!(
+                "decoded {} stats rows of {}",
+                stats.len(),
+                range.len()
+            ))));
+        }
+        Ok(stats)
     }
 
     fn schema_err(&self, column: &str, found: &arrow_schema::DataType) -> LogError {

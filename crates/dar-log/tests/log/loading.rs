@@ -208,3 +208,31 @@ fn a_query_parses_only_its_columns_stats_once() {
         assert_eq!(stats.parsed_columns(), stats.columns().len());
     });
 }
+
+#[test]
+fn a_large_checkpoint_decodes_its_stats_in_pieces_to_the_same_index() {
+    let rt = multi_thread();
+    rt.block_on(async {
+        let log = TestLog::new();
+        let state: State = (0..70_000)
+            .map(|i| (format!("part-{i}.parquet"), None))
+            .collect();
+        log.commit(0, &[json!({"commitInfo": {}}), protocol(), metadata(false)])
+            .await;
+        write_checkpoint(&log, 0, &state, Layout::Classic).await;
+        let parallel = log.builder().build().await.unwrap();
+        let index = parallel.file_index().unwrap();
+        assert_eq!(index.len(), 70_000);
+        let records: i64 = index.stats.num_records.iter().flatten().sum();
+        let expected: i64 = (0..70_000i64).map(|n| 3 + n % 5).sum();
+        assert_eq!(records, expected);
+        let sequential = index_batch(
+            log.builder()
+                .with_parallel_decode(false)
+                .with_stats_loading(StatsLoading::AtLoad),
+        )
+        .await
+        .unwrap();
+        assert_eq!(index.to_record_batch().unwrap(), sequential);
+    });
+}

@@ -145,14 +145,26 @@ pub fn checkpoint_bytes_in(schema: Schema, actions: &[Value]) -> Vec<u8> {
     let mut decoder = arrow_json::ReaderBuilder::new(Arc::clone(&schema))
         .build_decoder()
         .unwrap();
-    decoder.decode(lines.as_bytes()).unwrap();
-    let batch = decoder
-        .flush()
-        .unwrap()
-        .unwrap_or_else(|| arrow_array::RecordBatch::new_empty(Arc::clone(&schema)));
     let mut out = Vec::new();
-    let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, schema, None).unwrap();
-    w.write(&batch).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut out, Arc::clone(&schema), None).unwrap();
+    let mut rest = lines.as_bytes();
+    let mut wrote = false;
+    loop {
+        let used = decoder.decode(rest).unwrap();
+        rest = &rest[used..];
+        match decoder.flush().unwrap() {
+            Some(batch) => {
+                w.write(&batch).unwrap();
+                wrote = true;
+            }
+            None if rest.is_empty() => break,
+            None => {}
+        }
+    }
+    if !wrote {
+        w.write(&arrow_array::RecordBatch::new_empty(schema))
+            .unwrap();
+    }
     w.close().unwrap();
     out
 }
