@@ -15,6 +15,10 @@ pub enum Action {
     Files,
     /// Read the change data feed from a version to the latest.
     Changes,
+    /// Load the latest snapshot and count its files and rows from the log
+    /// (`numRecords` minus deletion-vector cardinalities), as `dar info`
+    /// does: one row, `files` and `rows`.
+    Count,
 }
 
 /// One measured case: a workload on one table.
@@ -102,6 +106,12 @@ pub fn cases(w6_300k: bool) -> Vec<Case> {
     // Metadata at scale: log-only tables (no data files).
     out.push(files("W8.small", "w8_small"));
     out.push(files("W8.large", "w8_large"));
+    let count = |id: &str, table: &str| Case {
+        action: Action::Count,
+        ..scan(id, table, names(&["files", "rows"]))
+    };
+    out.push(count("W8.small.count", "w8_small"));
+    out.push(count("W8.large.count", "w8_large"));
     // Every change of the table's history, version 0 on.
     out.push(Case {
         action: Action::Changes,

@@ -9,10 +9,8 @@
 use arrow_array::builder::{ArrayBuilder, Int32Builder, Int64Builder, MapBuilder, StringBuilder};
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, MapArray, StringArray, StructArray,
-    UInt32Array,
+    Array, BooleanArray, Int32Array, Int64Array, MapArray, StringArray, StructArray, UInt32Array,
 };
 
 use crate::checkpoint::RetainedStats;
@@ -114,65 +112,6 @@ impl AddStats {
                 tight_bounds: filter_as(tight_bounds, mask)?,
             },
         })
-    }
-
-    /// The batches' stats as one; `path` names their file in errors.
-    /// Retained stats concatenate only within one checkpoint file.
-    pub(crate) fn concat(path: &str, parts: &[&Self]) -> Result<Self> {
-        let cat = |arrays: Vec<&dyn Array>| -> Result<ArrayRef> {
-            arrow_select::concat::concat(&arrays)
-                .map_err(|e| LogError::arrow(format!("concatenating adds of {path}"), e))
-        };
-        let mixed = || {
-            LogError::arrow(
-                format!("concatenating adds of {path}"),
-                arrow_schema::ArrowError::InvalidArgumentError("stats of different sources".into()),
-            )
-        };
-        match parts.first() {
-            None | Some(Self::Inline { .. }) => {
-                let mut json = Vec::with_capacity(parts.len());
-                let mut parsed = Vec::with_capacity(parts.len());
-                for p in parts {
-                    let Self::Inline { json: j, parsed: s } = p else {
-                        return Err(mixed());
-                    };
-                    json.push(j as &dyn Array);
-                    parsed.push(s.as_ref().map(|s| s as &dyn Array));
-                }
-                let parsed: Option<Vec<&dyn Array>> = parsed.into_iter().collect();
-                Ok(Self::Inline {
-                    json: cat(json)?.as_string::<i32>().clone(),
-                    parsed: parsed
-                        .map(|a| cat(a).map(|c| c.as_struct().clone()))
-                        .transpose()?,
-                })
-            }
-            Some(Self::Retained { file, .. }) => {
-                let (mut rows, mut nr, mut tb) = (Vec::new(), Vec::new(), Vec::new());
-                for p in parts {
-                    match p {
-                        Self::Retained {
-                            file: f,
-                            rows: r,
-                            num_records,
-                            tight_bounds,
-                        } if Arc::ptr_eq(f, file) => {
-                            rows.push(r as &dyn Array);
-                            nr.push(num_records as &dyn Array);
-                            tb.push(tight_bounds as &dyn Array);
-                        }
-                        _ => return Err(mixed()),
-                    }
-                }
-                Ok(Self::Retained {
-                    file: Arc::clone(file),
-                    rows: cat(rows)?.as_primitive().clone(),
-                    num_records: cat(nr)?.as_primitive().clone(),
-                    tight_bounds: cat(tb)?.as_boolean().clone(),
-                })
-            }
-        }
     }
 }
 

@@ -204,7 +204,7 @@ impl<'p> Replayer<'p> {
         metadata: Option<Metadata>,
         txns: impl IntoIterator<Item = Txn>,
         domains: impl IntoIterator<Item = DomainMetadata>,
-        adds: &[AddColumns],
+        adds: Vec<AddColumns>,
     ) -> Result<Vec<AddColumns>> {
         if self.protocol.is_none() {
             self.protocol = protocol;
@@ -218,7 +218,8 @@ impl<'p> Replayer<'p> {
         for d in domains {
             self.domains.entry(d.domain.clone()).or_insert(d);
         }
-        adds.iter()
+        // Each batch is dropped once filtered: no second copy of them all.
+        adds.into_iter()
             .map(|a| a.without(&self.seen, self.paths))
             .filter(|a| a.as_ref().map_or(true, |a| !a.is_empty()))
             .collect()
@@ -284,7 +285,7 @@ pub async fn replay_segment(
                 content.metadata,
                 content.txns,
                 content.domains,
-                &content.adds,
+                content.adds,
             )?
         }
         None => Vec::new(),
@@ -310,7 +311,7 @@ pub async fn replay_onto(
         Some(old.metadata.clone()),
         old.txns.values().cloned(),
         old.domains.values().cloned(),
-        &old.adds,
+        old.adds.clone(),
     )?;
     r.finish(log_dir, last.version, Some(last.clone()), older)
 }

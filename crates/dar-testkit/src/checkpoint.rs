@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, MapBuilder, MapFieldNames, StringBuilder};
 use arrow_array::{
-    ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray, StructArray,
+    Array, ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray, StructArray,
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::{Field, Fields, Schema};
@@ -33,6 +33,10 @@ use crate::parquet::{Codec, ParquetOptions, write_file};
 
 /// What a checkpoint holds: the reconciled state at one version.
 pub(crate) struct CheckpointState<'a> {
+    /// Which stats columns the adds carry.
+    pub(crate) stats: StatsColumns,
+    /// A V2 sidecar: no protocol or metaData rows or columns.
+    pub(crate) sidecar: bool,
     pub(crate) protocol: &'a Protocol,
     pub(crate) metadata: &'a Metadata,
     pub(crate) files: Vec<&'a DataFile>,
@@ -43,17 +47,22 @@ pub(crate) struct CheckpointState<'a> {
 pub(crate) struct EncodedCheckpoint {
     pub(crate) bytes: Vec<u8>,
     pub(crate) rows: usize,
-    pub(crate) add_rows: usize,
 }
 
 /// One row per action: protocol, metaData, the adds, then the tombstones.
 pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedCheckpoint> {
     let adds = state.files.len();
     let removes = state.tombstones.len();
-    let rows = 2 + adds + removes;
-    // Row kinds: 0 protocol, 1 metaData, then adds, then removes.
-    let add_at = |row: usize| (2..2 + adds).contains(&row).then(|| state.files[row - 2]);
-    let remove_at = |row: usize| (row >= 2 + adds).then(|| &state.tombstones[row - 2 - adds]);
+    let head = if state.sidecar { 0 } else { 2 };
+    let rows = head + adds + removes;
+    // Row kinds: 0 protocol, 1 metaData (not in a sidecar), then adds,
+    // then removes.
+    let add_at = |row: usize| {
+        (head..head + adds)
+            .contains(&row)
+            .then(|| state.files[row - head])
+    };
+    let remove_at = |row: usize| (row >= head + adds).then(|| &state.tombstones[row - head - adds]);
 
     let protocol = {
         let p = state.protocol;
@@ -181,12 +190,6 @@ pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedC
                     )),
                 ),
                 (
-                    "stats",
-                    Arc::new(StringArray::from_iter(
-                        (0..rows).map(|r| file(r).map(DataFile::stats_json)),
-                    )),
-                ),
-                (
                     "deletionVector",
                     deletion_vectors(rows, &|r| file(r).and_then(|f| f.deletion_vector.as_ref()))?,
                 ),
@@ -194,6 +197,12 @@ pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedC
             (0..rows).map(|r| file(r).is_some()).collect(),
         )?
     };
+    let add = with_stats(
+        add,
+        rows,
+        &|r| add_at(r).map(DataFile::stats_json),
+        &state.stats,
+    )?;
 
     let remove = {
         let file = |row: usize| remove_at(row).map(|t| &t.file);
@@ -238,12 +247,16 @@ pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedC
         )?
     };
 
-    let columns = vec![
+    let mut columns = vec![
         ("protocol", protocol),
         ("metaData", metadata),
         ("add", add),
         ("remove", remove),
     ];
+    if state.sidecar {
+        // A sidecar holds file actions only (protocol digest §3).
+        columns.drain(..2);
+    }
     let schema = Schema::new(
         columns
             .iter()
@@ -260,11 +273,7 @@ pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedC
         &ParquetOptions::default().with_codec(Codec::Snappy),
         name,
     )?;
-    Ok(EncodedCheckpoint {
-        bytes,
-        rows,
-        add_rows: adds,
-    })
+    Ok(EncodedCheckpoint { bytes, rows })
 }
 
 fn string_list_builder() -> ListBuilder<StringBuilder> {
@@ -343,6 +352,46 @@ fn deletion_vectors<'a>(
 }
 
 /// A nullable struct column from named children and a validity per row.
+/// The stats columns a checkpoint's adds carry (Delta's
+/// `delta.checkpoint.writeStatsAsJson` / `writeStatsAsStruct`).
+#[derive(Debug, Clone)]
+pub(crate) struct StatsColumns {
+    /// `add.stats`, the JSON text.
+    pub(crate) json: bool,
+    /// `add.stats_parsed`, with these struct fields.
+    pub(crate) parsed: Option<Fields>,
+}
+
+/// `add` (a struct of `rows` rows) with the stats columns `columns` asks
+/// for appended; `text(r)` is row `r`'s stats JSON.
+fn with_stats(
+    add: ArrayRef,
+    rows: usize,
+    text: &dyn Fn(usize) -> Option<String>,
+    columns: &StatsColumns,
+) -> Result<ArrayRef> {
+    let s =
+        add.as_any()
+            .downcast_ref::<StructArray>()
+            .ok_or_else(|| TestkitError::SchemaMismatch {
+                reason: "checkpoint add is not a struct".into(),
+            })?;
+    let mut fields: Vec<Field> = s.fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut arrays: Vec<ArrayRef> = s.columns().to_vec();
+    if columns.json {
+        fields.push(Field::new("stats", arrow_schema::DataType::Utf8, true));
+        arrays.push(Arc::new(StringArray::from_iter((0..rows).map(text))));
+    }
+    if let Some(parsed) = &columns.parsed {
+        let a = crate::stats_parsed::stats_parsed_column(parsed, rows, text)?;
+        fields.push(Field::new("stats_parsed", a.data_type().clone(), true));
+        arrays.push(a);
+    }
+    let out = StructArray::try_new(Fields::from(fields), arrays, s.nulls().cloned())
+        .map_err(TestkitError::arrow("checkpoint add stats"))?;
+    Ok(Arc::new(out))
+}
+
 fn struct_array(children: Vec<(&str, ArrayRef)>, valid: Vec<bool>) -> Result<ArrayRef> {
     let fields: Fields = children
         .iter()

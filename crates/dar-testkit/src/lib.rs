@@ -90,6 +90,7 @@ pub mod random;
 pub mod sample;
 mod schema;
 mod stats;
+mod stats_parsed;
 mod writer;
 
 pub use actions::DataFile;
@@ -103,7 +104,7 @@ pub use parquet::{Codec, ParquetOptions};
 pub use partition::HIVE_DEFAULT_PARTITION;
 pub use schema::{ColumnMappingMode, PARQUET_FIELD_ID_KEY};
 pub use stats::{STRING_MAX_TIE_BREAKER, STRING_PREFIX_CHARS};
-pub use writer::{COMMIT_INTERVAL_MS, Commit, DEFAULT_START_MS, TableWriter};
+pub use writer::{COMMIT_INTERVAL_MS, CheckpointOptions, Commit, DEFAULT_START_MS, TableWriter};
 
 /// Re-exported so callers can build DVs' expected rows and inspect descriptors.
 pub use dar_dv;

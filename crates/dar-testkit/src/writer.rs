@@ -54,6 +54,47 @@ pub(crate) fn encoded_path(segments: &[String]) -> String {
         .join("/")
 }
 
+/// How [`TableWriter::checkpoint_with`] writes a checkpoint.
+#[derive(Debug, Clone)]
+pub struct CheckpointOptions {
+    stats_json: bool,
+    stats_parsed: bool,
+    sidecars: usize,
+}
+
+impl Default for CheckpointOptions {
+    /// Classic, with JSON stats (`add.stats`) only.
+    fn default() -> Self {
+        Self {
+            stats_json: true,
+            stats_parsed: false,
+            sidecars: 0,
+        }
+    }
+}
+
+impl CheckpointOptions {
+    /// Whether adds carry `add.stats`, the JSON text (default: true).
+    pub fn with_stats_json(mut self, on: bool) -> Self {
+        self.stats_json = on;
+        self
+    }
+
+    /// Whether adds carry `add.stats_parsed`, the typed struct (default: false).
+    pub fn with_stats_parsed(mut self, on: bool) -> Self {
+        self.stats_parsed = on;
+        self
+    }
+
+    /// A V2 checkpoint whose adds are in `n` sidecar files (0, the
+    /// default: a classic single-file checkpoint). The table should use
+    /// the `v2Checkpoint` feature.
+    pub fn with_sidecars(mut self, n: usize) -> Self {
+        self.sidecars = n;
+        self
+    }
+}
+
 /// What one commit did.
 #[derive(Debug, Clone)]
 pub struct Commit {
@@ -512,27 +553,128 @@ impl TableWriter {
     }
 
     /// Writes a classic checkpoint of the current version
-    /// (`pad20(v).checkpoint.parquet`) and `_last_checkpoint`.
+    /// (`pad20(v).checkpoint.parquet`, JSON stats) and `_last_checkpoint`.
     pub async fn checkpoint(&mut self) -> Result<()> {
-        let name = format!("{}.checkpoint.parquet", pad20(self.version));
-        let state = CheckpointState {
-            protocol: &self.protocol,
-            metadata: &self.metadata,
-            files: self.files.values().collect(),
-            tombstones: &self.tombstones,
+        self.checkpoint_with(&CheckpointOptions::default()).await
+    }
+
+    /// Writes a checkpoint of the current version as `options` says (which
+    /// stats columns; classic, or V2 with its adds in sidecars) and
+    /// `_last_checkpoint`.
+    pub async fn checkpoint_with(&mut self, options: &CheckpointOptions) -> Result<()> {
+        let stats = checkpoint::StatsColumns {
+            json: options.stats_json,
+            parsed: options.stats_parsed.then(|| {
+                let data: Vec<arrow_schema::Field> = self
+                    .physical_schema()
+                    .fields()
+                    .iter()
+                    .filter(|f| !self.metadata.partition_columns.contains(f.name()))
+                    .map(|f| f.as_ref().clone())
+                    .collect();
+                crate::stats_parsed::stats_parsed_fields(&arrow_schema::Schema::new(data))
+            }),
         };
-        let encoded = checkpoint::encode(&state, &name)?;
-        let size_in_bytes = encoded.bytes.len();
-        self.put(&["_delta_log".into(), name], encoded.bytes, PutMode::Create)
+        let (name, size_in_bytes, rows) = if options.sidecars == 0 {
+            let files: Vec<&DataFile> = self.files.values().collect();
+            let name = format!("{}.checkpoint.parquet", pad20(self.version));
+            let state = CheckpointState {
+                stats,
+                sidecar: false,
+                protocol: &self.protocol,
+                metadata: &self.metadata,
+                files,
+                tombstones: &self.tombstones,
+            };
+            let encoded = checkpoint::encode(&state, &name)?;
+            let (size, rows) = (encoded.bytes.len(), encoded.rows);
+            self.put(
+                &["_delta_log".into(), name.clone()],
+                encoded.bytes,
+                PutMode::Create,
+            )
             .await?;
+            (name, size, rows)
+        } else {
+            self.v2_checkpoint(stats, options.sidecars).await?
+        };
         let hint = Json::object()
             .with("version", Json::Int(self.version as i64))
-            .with("size", Json::Int(encoded.rows as i64))
+            .with("size", Json::Int(rows as i64))
             .with("sizeInBytes", Json::Int(size_in_bytes as i64))
-            .with("numOfAddFiles", Json::Int(encoded.add_rows as i64));
+            .with("numOfAddFiles", Json::Int(self.files.len() as i64));
+        debug_assert!(!name.is_empty());
         let segments = ["_delta_log".into(), "_last_checkpoint".into()];
         self.put(&segments, hint.render().into_bytes(), PutMode::Overwrite)
             .await
+    }
+
+    /// A V2 checkpoint: its adds in `sidecars` Parquet files under
+    /// `_delta_log/_sidecars/`, and a JSON top-level file
+    /// (`pad20(v).checkpoint.<uuid>.json`) with the protocol, metadata,
+    /// `checkpointMetadata`, the sidecar references and the tombstones.
+    /// Returns the top-level file's name, size and action count.
+    async fn v2_checkpoint(
+        &mut self,
+        stats: checkpoint::StatsColumns,
+        sidecars: usize,
+    ) -> Result<(String, usize, usize)> {
+        let per = self.files.len().div_ceil(sidecars).max(1);
+        let names: Vec<String> = (0..self.files.len().div_ceil(per).max(1))
+            .map(|_| format!("{}.parquet", self.ids.uuid().hyphenated()))
+            .collect();
+        let top = format!(
+            "{}.checkpoint.{}.json",
+            pad20(self.version),
+            self.ids.uuid().hyphenated()
+        );
+        let files: Vec<&DataFile> = self.files.values().collect();
+        let mut lines = vec![
+            self.protocol.json(),
+            self.metadata.json(),
+            Json::object().with(
+                "checkpointMetadata",
+                Json::object().with("version", Json::Int(self.version as i64)),
+            ),
+        ];
+        let mut parts = Vec::new();
+        for (chunk, name) in files.chunks(per).zip(names) {
+            let state = CheckpointState {
+                stats: stats.clone(),
+                sidecar: true,
+                protocol: &self.protocol,
+                metadata: &self.metadata,
+                files: chunk.to_vec(),
+                tombstones: &[],
+            };
+            let encoded = checkpoint::encode(&state, &name)?;
+            parts.push((name, encoded.bytes));
+        }
+        for (name, bytes) in parts {
+            lines.push(
+                Json::object().with(
+                    "sidecar",
+                    Json::object()
+                        .with("path", Json::str(&name))
+                        .with("sizeInBytes", Json::Int(bytes.len() as i64))
+                        .with("modificationTime", Json::Int(self.timestamp(self.version))),
+                ),
+            );
+            let segments = ["_delta_log".into(), "_sidecars".into(), name];
+            self.put(&segments, bytes, PutMode::Create).await?;
+        }
+        for t in &self.tombstones {
+            lines.push(t.file.remove_json(t.deletion_timestamp, true));
+        }
+        let text: String = lines.iter().map(|l| l.render() + "\n").collect();
+        let (size, rows) = (text.len(), lines.len());
+        self.put(
+            &["_delta_log".into(), top.clone()],
+            text.into_bytes(),
+            PutMode::Create,
+        )
+        .await?;
+        Ok((top, size, rows))
     }
 
     pub(crate) fn timestamp(&self, version: u64) -> i64 {

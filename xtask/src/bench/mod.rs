@@ -325,6 +325,13 @@ fn expected(case: &Case, table: &TableEntry) -> Result<(u64, Option<Checksum>), 
                 .ok_or_else(|| format!("{}: no expected listing", case.table))?;
             Ok((c.rows, Some(c.clone())))
         }
+        (Action::Count, _, _) => {
+            let c = table
+                .queries
+                .get(crate::fixtures::W8_COUNT)
+                .ok_or_else(|| format!("{}: no expected count", case.table))?;
+            Ok((c.rows, Some(c.clone())))
+        }
         (Action::Changes, None, None) => {
             let c = table
                 .queries

@@ -33,6 +33,12 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
                 rows += listing.num_rows() as u64;
                 out.write(&listing)?;
             }
+            Action::Count => {
+                let index = table.snapshot().file_index().map_err(|e| e.to_string())?;
+                let batch = count_batch(index).map_err(|e| e.to_string())?;
+                rows += 1;
+                out.write(&batch)?;
+            }
             Action::Scan | Action::Changes => {
                 let plan = match spec.changes_from {
                     None => {
@@ -120,4 +126,27 @@ impl IpcOut {
             None => Ok(()),
         }
     }
+}
+
+/// The one-row count of `index`: its files, and its rows from the log
+/// (`numRecords` minus deletion-vector cardinalities).
+fn count_batch(index: &dar_log::FileIndex) -> Result<RecordBatch, arrow_schema::ArrowError> {
+    let records: i64 = index.stats.num_records.iter().flatten().sum();
+    let deleted: i64 = index.dv.cardinality.iter().flatten().sum();
+    count_row(index.len() as i64, records - deleted)
+}
+
+/// The batch a count case returns: `files` and `rows`, one row.
+pub fn count_row(files: i64, rows: i64) -> Result<RecordBatch, arrow_schema::ArrowError> {
+    RecordBatch::try_from_iter([
+        (
+            "files",
+            std::sync::Arc::new(arrow_array::Int64Array::from(vec![files]))
+                as arrow_array::ArrayRef,
+        ),
+        (
+            "rows",
+            std::sync::Arc::new(arrow_array::Int64Array::from(vec![rows])) as arrow_array::ArrayRef,
+        ),
+    ])
 }

@@ -1,7 +1,7 @@
 //! The readers a case is measured with, and how one measured run is
 //! started (through the launcher) and checked.
 
-mod dar;
+pub(crate) mod dar;
 mod floor;
 pub mod launch;
 mod process;
@@ -102,13 +102,21 @@ impl Reader {
     /// Why the reader cannot run `case` at all (before trying), if so.
     pub fn cannot_run(self, case: &Case) -> Option<&'static str> {
         match (case.action, self) {
-            (Action::Files, Reader::ArrowRs) => Some("not a Delta reader: no log to load"),
+            (Action::Files | Action::Count, Reader::ArrowRs) => {
+                Some("not a Delta reader: no log to load")
+            }
             (Action::Files, Reader::DarSql) => Some("SQL has no file listing"),
-            (Action::Files | Action::Changes, Reader::DarPolars) => {
+            (Action::Count, Reader::DarSql) => {
+                Some("a SQL count reads the data files, which log-only tables lack")
+            }
+            (Action::Files | Action::Changes | Action::Count, Reader::DarPolars) => {
                 Some("a Polars frame reads rows of the table only")
             }
             (Action::Files, Reader::Polars | Reader::Duckdb | Reader::Daft) => {
                 Some("no API that lists a Delta table's active files")
+            }
+            (Action::Count, Reader::Polars | Reader::Duckdb | Reader::Daft) => {
+                Some("no API that counts a Delta table's rows from its log alone")
             }
             (Action::Changes, Reader::ArrowRs) => Some("not a Delta reader: no change feed"),
             (Action::Changes, Reader::Polars | Reader::Duckdb | Reader::Daft) => {

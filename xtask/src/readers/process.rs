@@ -65,6 +65,7 @@ fn program(ctx: &RunContext, spec: &ReadSpec) -> Result<(PathBuf, Vec<String>), 
                     "--format".into(),
                     "csv".into(),
                 ],
+                Action::Count => vec!["info".into(), spec.uri.clone(), "--json".into()],
                 Action::Scan | Action::Changes => {
                     let mut a = match spec.changes_from {
                         None => vec!["scan".into(), spec.uri.clone()],
@@ -221,6 +222,28 @@ fn read_stdout(
     verify: bool,
 ) -> Result<(u64, Option<Checksum>), String> {
     let mut stdout = BufReader::with_capacity(1 << 20, stdout);
+    if reader == Reader::DarCli && action == Action::Count {
+        // `dar info --json`: the files and rows it counted from the log.
+        let mut text = String::new();
+        stdout
+            .read_to_string(&mut text)
+            .map_err(|e| e.to_string())?;
+        let info: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("dar info --json: {e}"))?;
+        let field = |k: &str| {
+            info.get(k)
+                .and_then(serde_json::Value::as_i64)
+                .ok_or_else(|| format!("dar info --json: no {k}"))
+        };
+        let batch = super::dar::count_row(field("files")?, field("num_rows")?)
+            .map_err(|e| e.to_string())?;
+        if !verify {
+            return Ok((1, None));
+        }
+        let mut c = Checksum::default();
+        c.add_batch(&batch)?;
+        return Ok((1, Some(c)));
+    }
     if reader == Reader::DarCli && action == Action::Files {
         // CSV: a header, then one line per file; `num_records` by header position.
         let mut lines = (&mut stdout).lines();

@@ -23,7 +23,6 @@ mod columns;
 mod io;
 mod retained;
 
-pub(crate) use columns::concat_adds;
 use columns::{add_columns, schema_err};
 pub use io::{CheckpointIo, WHOLE_FILE_LIMIT};
 pub use retained::RetainedStats;
@@ -361,10 +360,9 @@ async fn read_parquet_file(
             };
         }
     }
-    let adds: Vec<AddColumns> = adds.into_iter().map(|(a, _)| a).collect();
-    if !adds.is_empty() {
-        content.adds.push(concat_adds(&path, &adds)?);
-    }
+    // Batch by batch: replay filters each and the file index concatenates
+    // them once, so no whole-file copy is made here.
+    content.adds.extend(adds.into_iter().map(|(a, _)| a));
     Ok(FileContent { content, sidecars })
 }
 

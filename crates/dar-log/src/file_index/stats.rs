@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use arrow_array::cast::AsArray;
 use arrow_array::{Array, BooleanArray, Int64Array, StringArray, StructArray, UInt32Array};
 
 use crate::add_columns::{AddColumns, AddStats};
@@ -97,10 +98,19 @@ impl IndexStats {
                         columns: Vec::new(),
                         malformed: 0,
                     })?;
-                    sources.push(Source::Retained {
-                        file: Arc::clone(file),
-                        rows: rows.clone(),
-                    });
+                    // Batches of one checkpoint file become one source,
+                    // so a column's stats decode once per file.
+                    match sources.last_mut() {
+                        Some(Source::Retained { file: f, rows: r }) if Arc::ptr_eq(f, file) => {
+                            let both = arrow_select::concat::concat(&[&*r as &dyn Array, rows])
+                                .map_err(|e| LogError::arrow("file index stats rows", e))?;
+                            *r = both.as_primitive().clone();
+                        }
+                        _ => sources.push(Source::Retained {
+                            file: Arc::clone(file),
+                            rows: rows.clone(),
+                        }),
+                    }
                 }
             }
         }
