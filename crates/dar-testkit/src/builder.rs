@@ -33,6 +33,7 @@ pub struct TableWriterBuilder {
     num_indexed_cols: Option<usize>,
     keep_rows: bool,
     change_data_feed: bool,
+    v2_checkpoints: bool,
 }
 
 impl TableWriterBuilder {
@@ -52,6 +53,7 @@ impl TableWriterBuilder {
             num_indexed_cols: None,
             keep_rows: false,
             change_data_feed: false,
+            v2_checkpoints: false,
         }
     }
 
@@ -61,6 +63,14 @@ impl TableWriterBuilder {
     /// the commit files' modification times.
     pub fn with_in_commit_timestamps(mut self, on: bool) -> Self {
         self.in_commit_timestamps = on;
+        self
+    }
+
+    /// The reader-writer feature `v2Checkpoint` (with
+    /// `delta.checkpointPolicy = v2`), which V2 checkpoints
+    /// ([`crate::CheckpointOptions::with_sidecars`]) ask for.
+    pub fn with_v2_checkpoints(mut self, on: bool) -> Self {
+        self.v2_checkpoints = on;
         self
     }
 
@@ -211,6 +221,10 @@ impl TableWriterBuilder {
         }
         if schema.uses_timestamp_ntz {
             features.push("timestampNtz");
+        }
+        if self.v2_checkpoints {
+            features.push("v2Checkpoint");
+            configuration.insert("delta.checkpointPolicy".into(), "v2".into());
         }
         let protocol = Protocol::for_features(features, writer_only);
         let metadata = Metadata {

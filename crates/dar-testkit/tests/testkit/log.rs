@@ -303,3 +303,75 @@ async fn in_commit_timestamps_and_indexed_columns() {
     assert_eq!(snapshot.version(), 2);
     assert_eq!(snapshot.num_files(), 2);
 }
+
+/// One history checkpointed as `options` say, read back whole by dar-log.
+async fn index_after_checkpoint(
+    options: dar_testkit::CheckpointOptions,
+) -> arrow_array::RecordBatch {
+    use arrow_array::{Date32Array, Float64Array, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("x", DataType::Float64, true),
+        Field::new("s", DataType::Utf8, true),
+        Field::new("d", DataType::Date32, true),
+    ]));
+    let mut w = TableWriter::builder(Arc::clone(&store), Path::from("t"), Arc::clone(&schema))
+        .with_v2_checkpoints(true)
+        .create()
+        .await
+        .unwrap();
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..60)),
+            Arc::new(Float64Array::from_iter(
+                (0..60).map(|i| (i % 7 != 0).then_some(i as f64 / 3.0)),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                (0..60).map(|i| format!("v{i:03}")),
+            )),
+            Arc::new(Date32Array::from_iter_values((0..60).map(|i| 19_000 + i))),
+        ],
+    )
+    .unwrap();
+    w.append_log_only(&batch, 4).await.unwrap();
+    let gone: Vec<String> = w.files().take(2).map(|f| f.path.clone()).collect();
+    w.remove_files(&gone.iter().map(String::as_str).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    w.checkpoint_with(&options).await.unwrap();
+    w.delete_commits_before(w.version()).await.unwrap();
+    let snapshot = Snapshot::load(store, Path::from("t")).await.unwrap();
+    assert_eq!(snapshot.num_files(), 13);
+    snapshot.file_index().unwrap().to_record_batch().unwrap()
+}
+
+#[tokio::test]
+async fn checkpoints_with_parsed_stats_or_sidecars_read_as_the_classic_one() {
+    use dar_testkit::CheckpointOptions;
+
+    let classic = index_after_checkpoint(CheckpointOptions::default()).await;
+    let records = classic
+        .column_by_name("num_records")
+        .unwrap()
+        .as_primitive::<arrow_array::types::Int64Type>();
+    assert_eq!(records.iter().flatten().sum::<i64>(), 52);
+    assert!(classic.column_by_name("min.d").unwrap().null_count() == 0);
+    for options in [
+        CheckpointOptions::default()
+            .with_stats_json(false)
+            .with_stats_parsed(true),
+        CheckpointOptions::default().with_stats_parsed(true),
+        CheckpointOptions::default().with_sidecars(3),
+        CheckpointOptions::default()
+            .with_stats_json(false)
+            .with_stats_parsed(true)
+            .with_sidecars(2),
+    ] {
+        let got = index_after_checkpoint(options.clone()).await;
+        assert_eq!(got, classic, "{options:?}");
+    }
+}
