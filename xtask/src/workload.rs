@@ -104,14 +104,17 @@ pub fn cases(w6_300k: bool) -> Vec<Case> {
         out.push(files("W6.300k", "w6_300k"));
     }
     // Metadata at scale: log-only tables (no data files).
-    out.push(files("W8.small", "w8_small"));
-    out.push(files("W8.large", "w8_large"));
     let count = |id: &str, table: &str| Case {
         action: Action::Count,
         ..scan(id, table, names(&["files", "rows"]))
     };
-    out.push(count("W8.small.count", "w8_small"));
-    out.push(count("W8.large.count", "w8_large"));
+    for shape in crate::fixtures::W8Shape::ALL {
+        for size in ["small", "large"] {
+            let (id, table) = (shape.case(size), shape.table(size));
+            out.push(files(&id, &table));
+            out.push(count(&format!("{id}.count"), &table));
+        }
+    }
     // Every change of the table's history, version 0 on.
     out.push(Case {
         action: Action::Changes,

@@ -48,6 +48,23 @@ impl DvColumns {
         ))
     }
 
+    /// `n` rows without a DV. The buffers are zeroed allocations the OS
+    /// maps lazily: a table without DVs pays no resident memory for them.
+    pub fn absent(n: usize) -> Self {
+        Self {
+            storage_type: StringArray::new_null(n),
+            path_or_inline_dv: StringArray::new_null(n),
+            offset: Int32Array::new_null(n),
+            size_in_bytes: Int32Array::new_null(n),
+            cardinality: Int64Array::new_null(n),
+        }
+    }
+
+    /// Whether no row has a DV.
+    pub fn is_absent(&self) -> bool {
+        self.storage_type.null_count() == self.storage_type.len()
+    }
+
     /// Bytes the columns hold.
     pub fn memory_size(&self) -> usize {
         self.storage_type.get_array_memory_size()

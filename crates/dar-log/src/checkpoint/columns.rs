@@ -70,6 +70,8 @@ pub(super) fn add_columns(
         None => empty_maps(s.len())?,
     };
     let dv = match s.column_by_name("deletionVector") {
+        // No DV in the batch: nothing of the decoded columns is kept.
+        Some(c) if c.null_count() == c.len() => DvColumns::absent(s.len()),
         Some(c) => {
             let d = c
                 .as_struct_opt()

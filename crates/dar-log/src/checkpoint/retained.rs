@@ -119,8 +119,10 @@ impl ChunkReader for SharedChunks {
 
 impl RetainedStats {
     /// Keeps `ranges` (the column chunks of `leaves`, as fetched) of the
-    /// file at `path` whose footer is `metadata`. The bytes are copied, so
-    /// a larger buffer they were cut from is not kept alive.
+    /// file at `path` whose footer is `metadata`. They are kept as
+    /// fetched: the stats chunks of a file are adjacent, so a coalesced
+    /// read holds little else (a small file read whole, at most
+    /// [`super::WHOLE_FILE_LIMIT`]).
     pub(super) fn new(
         path: String,
         metadata: ArrowReaderMetadata,
@@ -133,10 +135,7 @@ impl RetainedStats {
             .map(|(s, b)| s + b.len() as u64)
             .max()
             .unwrap_or(0);
-        let mut ranges: Vec<(u64, Bytes)> = ranges
-            .into_iter()
-            .map(|(s, b)| (s, Bytes::copy_from_slice(&b)))
-            .collect();
+        let mut ranges = ranges;
         ranges.sort_by_key(|(s, _)| *s);
         Self {
             path,

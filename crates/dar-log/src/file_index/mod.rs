@@ -209,14 +209,20 @@ impl FileIndex {
             path,
             size,
             modification_time: col!(modification_time, |c: &ArrayRef| c.as_primitive().clone()),
-            dv: DvColumns {
-                storage_type: col!(dv.storage_type, |c: &ArrayRef| c.as_string::<i32>().clone()),
-                path_or_inline_dv: col!(dv.path_or_inline_dv, |c: &ArrayRef| c
-                    .as_string::<i32>()
-                    .clone()),
-                offset: col!(dv.offset, |c: &ArrayRef| c.as_primitive().clone()),
-                size_in_bytes: col!(dv.size_in_bytes, |c: &ArrayRef| c.as_primitive().clone()),
-                cardinality: col!(dv.cardinality, |c: &ArrayRef| c.as_primitive().clone()),
+            dv: if adds.iter().all(|a| a.dv.is_absent()) {
+                DvColumns::absent(n)
+            } else {
+                DvColumns {
+                    storage_type: col!(dv.storage_type, |c: &ArrayRef| c
+                        .as_string::<i32>()
+                        .clone()),
+                    path_or_inline_dv: col!(dv.path_or_inline_dv, |c: &ArrayRef| c
+                        .as_string::<i32>()
+                        .clone()),
+                    offset: col!(dv.offset, |c: &ArrayRef| c.as_primitive().clone()),
+                    size_in_bytes: col!(dv.size_in_bytes, |c: &ArrayRef| c.as_primitive().clone()),
+                    cardinality: col!(dv.cardinality, |c: &ArrayRef| c.as_primitive().clone()),
+                }
             },
         })
     }
