@@ -207,7 +207,7 @@ impl AddColumns {
                 // Most files have a plain relative path and no DV: look the
                 // path up as it stands, without building a key per row.
                 let seen = match self.dv.key_parts(i) {
-                    None if is_plain_relative(path) => removed.contains(path),
+                    None if self.plain_paths || is_plain_relative(path) => removed.contains(path),
                     dv => removed.contains(&paths.file_key(path, dv)?),
                 };
                 Ok(Some(!seen))

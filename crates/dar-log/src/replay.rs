@@ -279,7 +279,10 @@ pub async fn replay_segment(
     let log_dir = seg.log_dir.to_string();
     let older = match &seg.checkpoint {
         Some(cp) => {
-            let content = read_checkpoint(store, io, paths, cp).await?;
+            // The checkpoint's parts filter their own adds (in parallel);
+            // nothing is left for `older` to filter.
+            let removed = Arc::new(std::mem::take(&mut r.seen));
+            let content = read_checkpoint(store, io, paths, cp, &removed).await?;
             r.older(
                 content.protocol,
                 content.metadata,

@@ -28,11 +28,11 @@ pub use io::{CheckpointIo, WHOLE_FILE_LIMIT};
 pub use retained::RetainedStats;
 
 use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
-use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow, AddStats};
+use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow, AddStats, FileKeySet};
 use crate::commit::{Action, SidecarLine, parse_actions};
 use crate::error::{LogError, Result};
 use crate::listing::{CheckpointFiles, CheckpointFormat, LogFile, read_log_file};
-use crate::paths::{FileLocation, TablePaths};
+use crate::paths::{FileLocation, TablePaths, is_plain_relative};
 
 /// Top-level checkpoint columns read whole (they hold few rows).
 const NON_FILE_ROOTS: [&str; 5] = ["protocol", "metaData", "txn", "domainMetadata", "sidecar"];
@@ -64,25 +64,36 @@ pub struct CheckpointContent {
 }
 
 /// Read a whole checkpoint (all parts, and sidecars for V2); Parquet
-/// through `io`.
+/// through `io`. Adds whose logical-file key is in `removed` (what newer
+/// commits removed or re-added) are dropped as each part is decoded, on
+/// that part's task.
 pub async fn read_checkpoint(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
     paths: &TablePaths,
     cp: &CheckpointFiles,
+    removed: &Arc<FileKeySet>,
 ) -> Result<CheckpointContent> {
     let mut out = CheckpointContent::default();
     let mut sidecars = Vec::new();
     if cp.format == CheckpointFormat::UuidJson {
         for f in &cp.files {
             read_json_checkpoint(store.as_ref(), f, &mut out, &mut sidecars).await?;
+            for a in &mut out.adds {
+                *a = a.without(removed, paths)?;
+            }
         }
     } else {
-        let parts = futures::future::try_join_all(
-            cp.files
-                .iter()
-                .map(|f| spawn_read(store, io, f.location.clone(), f.size, false)),
-        )
+        let parts = futures::future::try_join_all(cp.files.iter().map(|f| {
+            spawn_read(
+                store,
+                io,
+                (paths, removed),
+                f.location.clone(),
+                f.size,
+                false,
+            )
+        }))
         .await?;
         for part in parts {
             merge(&mut out, part, &mut sidecars);
@@ -105,7 +116,7 @@ pub async fn read_checkpoint(
                             .size
                     }
                 };
-                spawn_read(store, io, location, size, true).await
+                spawn_read(store, io, (paths, removed), location, size, true).await
             }
         });
         for part in futures::future::try_join_all(reads).await? {
@@ -238,14 +249,27 @@ struct FileContent {
 fn spawn_read(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
+    (paths, removed): (&TablePaths, &Arc<FileKeySet>),
     location: Path,
     size: u64,
     adds_only: bool,
 ) -> futures::future::BoxFuture<'static, Result<FileContent>> {
     let (store, reading, name) = (Arc::clone(store), io.clone(), location.to_string());
+    let (paths, removed) = (paths.clone(), Arc::clone(removed));
     io.spawn(&name, async move {
-        read_parquet_file(&store, &reading, &location, size, adds_only).await
+        let live = Live {
+            paths: &paths,
+            removed: &removed,
+        };
+        read_parquet_file(&store, &reading, live, &location, size, adds_only).await
     })
+}
+
+/// What decides which adds of a checkpoint file are live.
+#[derive(Clone, Copy)]
+struct Live<'a> {
+    paths: &'a TablePaths,
+    removed: &'a FileKeySet,
 }
 
 /// Read one checkpoint part or sidecar. `adds_only` for sidecars.
@@ -257,6 +281,7 @@ fn spawn_read(
 async fn read_parquet_file(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
+    live: Live<'_>,
     location: &Path,
     size: u64,
     adds_only: bool,
@@ -360,9 +385,17 @@ async fn read_parquet_file(
             };
         }
     }
-    // Batch by batch: replay filters each and the file index concatenates
-    // them once, so no whole-file copy is made here.
-    content.adds.extend(adds.into_iter().map(|(a, _)| a));
+    // Batch by batch, on this task: whether every path is a plain relative
+    // name (then no later step checks one again), and the adds newer
+    // commits removed dropped. The file index concatenates the batches
+    // once, so no whole-file copy is made here.
+    for (mut a, _) in adds {
+        a.plain_paths = a.path.iter().flatten().all(is_plain_relative);
+        let a = a.without(live.removed, live.paths)?;
+        if !a.is_empty() {
+            content.adds.push(a);
+        }
+    }
     Ok(FileContent { content, sidecars })
 }
 

@@ -77,9 +77,26 @@ impl IndexStats {
     pub(crate) fn build(columns: Vec<StatsColumn>, adds: &[AddColumns]) -> Result<Self> {
         let mut counts = StatsBuilder::new(Vec::new());
         let mut sources = Vec::with_capacity(adds.len());
+        // The row batches of the checkpoint file being gathered.
+        let mut pending: Vec<(Arc<RetainedStats>, Vec<UInt32Array>)> = Vec::new();
+        let flush = |pending: &mut Vec<(Arc<RetainedStats>, Vec<UInt32Array>)>,
+                     sources: &mut Vec<Source>|
+         -> Result<()> {
+            for (file, parts) in pending.drain(..) {
+                let refs: Vec<&dyn Array> = parts.iter().map(|p| p as &dyn Array).collect();
+                let rows = arrow_select::concat::concat(&refs)
+                    .map_err(|e| LogError::arrow("file index stats rows", e))?;
+                sources.push(Source::Retained {
+                    file,
+                    rows: rows.as_primitive().clone(),
+                });
+            }
+            Ok(())
+        };
         for a in adds {
             match &a.stats {
                 AddStats::Inline { json, parsed } => {
+                    flush(&mut pending, &mut sources)?;
                     counts.extend_batch(json, parsed.as_ref())?;
                     sources.push(Source::Inline {
                         json: json.clone(),
@@ -100,20 +117,17 @@ impl IndexStats {
                     })?;
                     // Batches of one checkpoint file become one source,
                     // so a column's stats decode once per file.
-                    match sources.last_mut() {
-                        Some(Source::Retained { file: f, rows: r }) if Arc::ptr_eq(f, file) => {
-                            let both = arrow_select::concat::concat(&[&*r as &dyn Array, rows])
-                                .map_err(|e| LogError::arrow("file index stats rows", e))?;
-                            *r = both.as_primitive().clone();
+                    match pending.last_mut() {
+                        Some((f, parts)) if Arc::ptr_eq(f, file) => parts.push(rows.clone()),
+                        _ => {
+                            flush(&mut pending, &mut sources)?;
+                            pending.push((Arc::clone(file), vec![rows.clone()]));
                         }
-                        _ => sources.push(Source::Retained {
-                            file: Arc::clone(file),
-                            rows: rows.clone(),
-                        }),
                     }
                 }
             }
         }
+        flush(&mut pending, &mut sources)?;
         let counts = counts.finish()?;
         Ok(Self {
             num_records: counts.num_records,
