@@ -39,6 +39,7 @@
 //! # Ok::<(), dar_log::error::LogError>(())
 //! ```
 
+mod counts;
 mod json;
 mod parsed;
 
@@ -240,6 +241,24 @@ impl StatsBuilder {
             self.push_absent();
             return;
         };
+        if self.columns.is_empty() {
+            // Counts only (opening a table): one validating byte scan.
+            match counts::scan(text) {
+                Some(counts::Scan::Counts {
+                    num_records,
+                    tight_bounds,
+                }) => {
+                    self.push_counts(num_records, tight_bounds);
+                    return;
+                }
+                Some(counts::Scan::Malformed) => {
+                    self.malformed += 1;
+                    self.push_absent();
+                    return;
+                }
+                None => {}
+            }
+        }
         let raw = match json::parse(&self.trie, self.columns.len(), text) {
             Ok(raw) => raw,
             Err(_) => {
@@ -248,14 +267,10 @@ impl StatsBuilder {
                 return;
             }
         };
-        self.num_records
-            .append_option(raw.num_records.and_then(|r| parse_integer::<i64>(r.get())));
-        let tight = raw.tight_bounds.map_or(Some(true), |r| match r.get() {
-            "true" => Some(true),
-            "false" => Some(false),
-            _ => None,
-        });
-        self.tight_bounds.append_option(tight);
+        self.push_counts(
+            raw.num_records.map(RawValue::get),
+            raw.tight_bounds.map(RawValue::get),
+        );
         let n = self.columns.len();
         for col in 0..n {
             let mut bad = 0;
@@ -290,6 +305,19 @@ impl StatsBuilder {
             self.null_counts[col].append_option(parsed);
             self.invalid[col] += bad;
         }
+    }
+
+    /// Appends a file's `numRecords` and `tightBounds` from their raw JSON
+    /// text (absent `tightBounds`: true).
+    fn push_counts(&mut self, num_records: Option<&str>, tight_bounds: Option<&str>) {
+        self.num_records
+            .append_option(num_records.and_then(parse_integer::<i64>));
+        let tight = tight_bounds.map_or(Some(true), |r| match r {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        });
+        self.tight_bounds.append_option(tight);
     }
 
     fn push_absent(&mut self) {
