@@ -326,15 +326,14 @@ impl Snapshot {
         let mut state = state;
         let file_index = OnceLock::new();
         if mode == FileIndexMode::Eager {
-            let index = FileIndex::build(
+            let index = FileIndex::build_sharing(
                 &paths,
                 &schema,
                 mapping,
                 &state.metadata,
-                &state.adds,
+                &mut state.adds,
                 stats,
             )?;
-            index.share_columns(&mut state.adds);
             let _ = file_index.set(Arc::new(index));
         }
         let snap = Self {

@@ -164,6 +164,45 @@ impl FileIndex {
         adds: &[AddColumns],
         loading: StatsLoading,
     ) -> Result<Self> {
+        Self::build_with(paths, schema, mapping, metadata, adds, loading, None)
+    }
+
+    /// [`FileIndex::build`] from batches the caller keeps: their paths
+    /// are concatenated first and the batches pointed at the result, so
+    /// the two copies of every path never exist at once.
+    pub(crate) fn build_sharing(
+        paths: &TablePaths,
+        schema: &StructType,
+        mapping: ColumnMappingMode,
+        metadata: &Metadata,
+        adds: &mut [AddColumns],
+        loading: StatsLoading,
+    ) -> Result<Self> {
+        if adds.is_empty() {
+            return Self::build(paths, schema, mapping, metadata, adds, loading);
+        }
+        let arrays: Vec<&dyn Array> = adds.iter().map(|a| &a.path as &dyn Array).collect();
+        let path = cat("file index path", arrays)?.as_string::<i32>().clone();
+        let mut at = 0;
+        for a in adds.iter_mut() {
+            let n = a.len();
+            a.path = path.slice(at, n);
+            at += n;
+        }
+        let index = Self::build_with(paths, schema, mapping, metadata, adds, loading, Some(path))?;
+        index.share_columns(adds);
+        Ok(index)
+    }
+
+    fn build_with(
+        paths: &TablePaths,
+        schema: &StructType,
+        mapping: ColumnMappingMode,
+        metadata: &Metadata,
+        adds: &[AddColumns],
+        loading: StatsLoading,
+        path: Option<StringArray>,
+    ) -> Result<Self> {
         let n: usize = adds.iter().map(AddColumns::len).sum();
         let columns = PartitionColumn::resolve_all(schema, &metadata.partition_columns, mapping)?;
         let mut partitions = PartitionValuesBuilder::with_capacity(columns.clone(), n);
@@ -187,7 +226,10 @@ impl FileIndex {
                 $conv(&c).clone()
             }};
         }
-        let path: StringArray = col!(path, |c: &ArrayRef| c.as_string::<i32>().clone());
+        let path: StringArray = match path {
+            Some(p) => p,
+            None => col!(path, |c: &ArrayRef| c.as_string::<i32>().clone()),
+        };
         let located = Located::build(paths, adds)?;
         let size: Int64Array = col!(size, |c: &ArrayRef| c.as_primitive().clone());
         // A size is a count of bytes: a negative one is a corrupt log, and
@@ -280,7 +322,7 @@ impl FileIndex {
     /// Points the path, size and time columns of `adds` (the batches this
     /// index was built from, in order) at this index's, so the replay
     /// state kept for refreshes holds no second copy of them.
-    pub(crate) fn share_columns(&self, adds: &mut [AddColumns]) {
+    fn share_columns(&self, adds: &mut [AddColumns]) {
         if adds.iter().map(AddColumns::len).sum::<usize>() != self.len() {
             return;
         }
