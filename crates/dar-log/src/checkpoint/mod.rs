@@ -19,6 +19,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::arrow::async_reader::{AsyncFileReader, ParquetRecordBatchStreamBuilder};
 
+mod chunks;
 mod columns;
 mod io;
 mod retained;
@@ -335,7 +336,7 @@ async fn read_parquet_file(
     let counts = if stats_leaves.is_empty() {
         None
     } else {
-        let ranges = RetainedStats::chunk_ranges(&metadata, &stats_leaves);
+        let ranges = chunks::chunk_ranges(&metadata, &stats_leaves);
         let bytes = reader
             .get_byte_ranges(ranges.clone())
             .await

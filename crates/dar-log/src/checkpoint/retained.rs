@@ -14,20 +14,13 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, StringArray, StructArray};
 use bytes::Bytes;
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
-};
-use parquet::file::reader::{ChunkReader, Length};
+use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+
+use super::chunks::{self, Chunks};
 
 use crate::error::{LogError, Result};
 use crate::schema::StatsColumn;
 use crate::stats::{FileStats, StatsBuilder};
-
-/// Rows decoded per batch.
-const BATCH_ROWS: usize = 8192;
-
-/// Rows below which a file's stats are not split across threads.
-const MIN_PIECE_ROWS: usize = 32 * 1024;
 
 /// Whether Parquet leaf `parts` (a column path) holds statistics: retained
 /// rather than decoded at open.
@@ -53,70 +46,6 @@ pub struct RetainedStats {
     parallel: bool,
 }
 
-/// Byte ranges of a file held in memory, sorted by offset.
-#[derive(Debug)]
-struct Chunks {
-    file_len: u64,
-    ranges: Vec<(u64, Bytes)>,
-}
-
-impl Chunks {
-    fn slice(&self, start: u64, len: usize) -> parquet::errors::Result<Bytes> {
-        let i = self.ranges.partition_point(|(s, _)| *s <= start);
-        let missing = || {
-            parquet::errors::ParquetError::General(format!(
-                "bytes {start}..+{len} are not among the retained stats chunks"
-            ))
-        };
-        let (s, b) = i
-            .checked_sub(1)
-            .map(|i| &self.ranges[i])
-            .ok_or_else(missing)?;
-        let from = usize::try_from(start - s).map_err(|_| missing())?;
-        if from + len > b.len() {
-            return Err(missing());
-        }
-        Ok(b.slice(from..from + len))
-    }
-}
-
-impl Length for Chunks {
-    fn len(&self) -> u64 {
-        self.file_len
-    }
-}
-
-/// `Chunks` behind an `Arc`, as the sync Parquet reader takes its input by value.
-#[derive(Debug, Clone)]
-struct SharedChunks(Arc<Chunks>);
-
-impl Length for SharedChunks {
-    fn len(&self) -> u64 {
-        self.0.file_len
-    }
-}
-
-impl ChunkReader for SharedChunks {
-    type T = bytes::buf::Reader<Bytes>;
-
-    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        let i = self.0.ranges.partition_point(|(s, _)| *s <= start);
-        let (s, b) = i
-            .checked_sub(1)
-            .map(|i| &self.0.ranges[i])
-            .ok_or_else(|| parquet::errors::ParquetError::EOF(format!("offset {start}")))?;
-        let from = usize::try_from(start - s)
-            .ok()
-            .filter(|f| *f <= b.len())
-            .ok_or_else(|| parquet::errors::ParquetError::EOF(format!("offset {start}")))?;
-        Ok(bytes::Buf::reader(b.slice(from..)))
-    }
-
-    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        self.0.slice(start, length)
-    }
-}
-
 impl RetainedStats {
     /// Keeps `ranges` (the column chunks of `leaves`, as fetched) of the
     /// file at `path` whose footer is `metadata`. They are kept as
@@ -130,37 +59,13 @@ impl RetainedStats {
         ranges: Vec<(u64, Bytes)>,
         parallel: bool,
     ) -> Self {
-        let file_len = ranges
-            .iter()
-            .map(|(s, b)| s + b.len() as u64)
-            .max()
-            .unwrap_or(0);
-        let mut ranges = ranges;
-        ranges.sort_by_key(|(s, _)| *s);
         Self {
             path,
             metadata,
-            chunks: Arc::new(Chunks { file_len, ranges }),
+            chunks: Chunks::new(ranges),
             leaves,
             parallel,
         }
-    }
-
-    /// The byte ranges of the stats column chunks of `metadata`'s file.
-    pub(super) fn chunk_ranges(
-        metadata: &ArrowReaderMetadata,
-        leaves: &[usize],
-    ) -> Vec<std::ops::Range<u64>> {
-        let m = metadata.metadata();
-        m.row_groups()
-            .iter()
-            .flat_map(|rg| {
-                leaves.iter().map(move |&l| {
-                    let (start, len) = rg.column(l).byte_range();
-                    start..start + len
-                })
-            })
-            .collect()
     }
 
     /// The checkpoint file these stats come from.
@@ -170,7 +75,7 @@ impl RetainedStats {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.chunks.ranges.iter().map(|(_, b)| b.len()).sum()
+        self.chunks.bytes()
     }
 
     /// Rows of the file (one per action, adds or not).
@@ -200,46 +105,17 @@ impl RetainedStats {
             return builder.finish();
         }
         let mask = ProjectionMask::leaves(descr, wanted);
-        let pieces = self.pieces(rows);
-        let decoded: Vec<Result<FileStats>> = if pieces.len() > 1 {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = pieces
-                    .iter()
-                    .map(|r| scope.spawn(|| self.decode_rows(&columns, &mask, r.clone())))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(self.panicked())))
-                    .collect()
-            })
-        } else {
-            pieces
-                .iter()
-                .map(|r| self.decode_rows(&columns, &mask, r.clone()))
-                .collect()
-        };
+        let pieces = chunks::pieces(rows, self.parallel);
+        let decoded = chunks::run_pieces(
+            &pieces,
+            |r| self.decode_rows(&columns, &mask, r),
+            || self.panicked(),
+        );
         let mut builder = StatsBuilder::new(columns);
         for piece in decoded {
             builder.extend_stats(piece?)?;
         }
         builder.finish()
-    }
-
-    /// The row ranges decoded side by side: one per core (when decoding
-    /// in parallel), each of at least [`MIN_PIECE_ROWS`] rows. The pages
-    /// of the other pieces are skipped by their headers, not decompressed.
-    fn pieces(&self, rows: usize) -> Vec<std::ops::Range<usize>> {
-        let threads = if self.parallel {
-            std::thread::available_parallelism().map_or(1, usize::from)
-        } else {
-            1
-        };
-        let n = threads.min(rows / MIN_PIECE_ROWS).max(1);
-        let per = rows.div_ceil(n).max(1);
-        (0..n)
-            .map(|i| (i * per).min(rows)..((i + 1) * per).min(rows))
-            .filter(|r| !r.is_empty())
-            .collect()
     }
 
     fn panicked(&self) -> LogError {
@@ -261,20 +137,8 @@ impl RetainedStats {
             source,
         };
         let mut builder = StatsBuilder::new(columns.to_vec());
-        let mut selectors = Vec::with_capacity(2);
-        if range.start > 0 {
-            selectors.push(RowSelector::skip(range.start));
-        }
-        selectors.push(RowSelector::select(range.len()));
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
-            SharedChunks(Arc::clone(&self.chunks)),
-            self.metadata.clone(),
-        )
-        .with_projection(mask.clone())
-        .with_row_selection(RowSelection::from(selectors))
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .map_err(pq_err)?;
+        let reader =
+            chunks::reader(&self.chunks, &self.metadata, mask, range.clone()).map_err(pq_err)?;
         for batch in reader {
             let batch = batch.map_err(|e| pq_err(e.into()))?;
             let Some(add) = batch.column_by_name("add").and_then(|c| c.as_struct_opt()) else {
