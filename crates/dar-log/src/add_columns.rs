@@ -198,8 +198,20 @@ impl AddColumns {
     /// Drop the rows whose logical-file key (resolved by `paths`) is in
     /// `removed`.
     pub fn without(&self, removed: &FileKeySet, paths: &TablePaths) -> Result<Self> {
+        match self.live_mask(removed, paths)? {
+            None => Ok(self.clone()),
+            Some(mask) => self.filter(&mask),
+        }
+    }
+
+    /// Which rows [`AddColumns::without`] keeps; `None` when all.
+    pub fn live_mask(
+        &self,
+        removed: &FileKeySet,
+        paths: &TablePaths,
+    ) -> Result<Option<BooleanArray>> {
         if removed.is_empty() {
-            return Ok(self.clone());
+            return Ok(None);
         }
         let mask = (0..self.len())
             .map(|i| {
@@ -213,11 +225,8 @@ impl AddColumns {
                 Ok(Some(!seen))
             })
             .collect::<Result<BooleanArray>>()?;
-        if mask.true_count() == self.len() {
-            // Nothing removed here: share the arrays instead of copying them.
-            return Ok(self.clone());
-        }
-        self.filter(&mask)
+        // Nothing removed here: the arrays are shared instead of copied.
+        Ok((mask.true_count() != self.len()).then_some(mask))
     }
 
     /// The serialized partition value of `column` (physical name) per row;

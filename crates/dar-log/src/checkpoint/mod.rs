@@ -10,14 +10,14 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, RecordBatch};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
-use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
-use parquet::arrow::async_reader::{AsyncFileReader, ParquetRecordBatchStreamBuilder};
+use parquet::arrow::async_reader::AsyncFileReader;
 
 mod chunks;
 mod columns;
@@ -27,6 +27,8 @@ mod retained;
 use columns::{add_columns, schema_err};
 pub use io::{CheckpointIo, WHOLE_FILE_LIMIT};
 pub use retained::RetainedStats;
+
+use chunks::Chunks;
 
 use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
 use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow, AddStats, FileKeySet};
@@ -256,21 +258,20 @@ fn spawn_read(
     adds_only: bool,
 ) -> futures::future::BoxFuture<'static, Result<FileContent>> {
     let (store, reading, name) = (Arc::clone(store), io.clone(), location.to_string());
-    let (paths, removed) = (paths.clone(), Arc::clone(removed));
+    let live = Live {
+        paths: paths.clone(),
+        removed: Arc::clone(removed),
+    };
     io.spawn(&name, async move {
-        let live = Live {
-            paths: &paths,
-            removed: &removed,
-        };
         read_parquet_file(&store, &reading, live, &location, size, adds_only).await
     })
 }
 
 /// What decides which adds of a checkpoint file are live.
-#[derive(Clone, Copy)]
-struct Live<'a> {
-    paths: &'a TablePaths,
-    removed: &'a FileKeySet,
+#[derive(Clone)]
+struct Live {
+    paths: TablePaths,
+    removed: Arc<FileKeySet>,
 }
 
 /// Read one checkpoint part or sidecar. `adds_only` for sidecars.
@@ -282,7 +283,7 @@ struct Live<'a> {
 async fn read_parquet_file(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
-    live: Live<'_>,
+    live: Live,
     location: &Path,
     size: u64,
     adds_only: bool,
@@ -333,46 +334,56 @@ async fn read_parquet_file(
             detail: "sidecar has no add column".into(),
         });
     }
+    // One planned read of every chunk needed: the stats (kept compressed
+    // for later) and the rest (decoded now).
+    let stats_ranges = chunks::chunk_ranges(&metadata, &stats_leaves);
+    let main_ranges = chunks::chunk_ranges(&metadata, &leaves);
+    let wanted: Vec<_> = stats_ranges.iter().chain(&main_ranges).cloned().collect();
+    let mut fetched = reader.get_byte_ranges(wanted).await.map_err(pq_err)?;
+    let main_bytes = fetched.split_off(stats_ranges.len().min(fetched.len()));
     let counts = if stats_leaves.is_empty() {
         None
     } else {
-        let ranges = chunks::chunk_ranges(&metadata, &stats_leaves);
-        let bytes = reader
-            .get_byte_ranges(ranges.clone())
-            .await
-            .map_err(pq_err)?;
-        let starts = ranges.iter().map(|r| r.start);
+        let starts = stats_ranges.iter().map(|r| r.start);
         let retained = Arc::new(RetainedStats::new(
             path.clone(),
             metadata.clone(),
             stats_leaves,
-            starts.zip(bytes).collect(),
+            starts.zip(fetched).collect(),
             io.parallel(),
         ));
         let decoding = Arc::clone(&retained);
         let counts = io.run_cpu(&path, move || decoding.decode(Vec::new()));
         Some((retained, counts))
     };
+    let main = Chunks::new(
+        main_ranges
+            .iter()
+            .map(|r| r.start)
+            .zip(main_bytes)
+            .collect(),
+    );
+    let rows = usize::try_from(metadata.metadata().file_metadata().num_rows()).unwrap_or(0);
+    let pieces = chunks::pieces(rows, io.parallel());
     let mask = ProjectionMask::leaves(&descr, leaves);
-    let mut stream = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
-        .with_projection(mask)
-        .with_batch_size(8192)
-        .build()
-        .map_err(pq_err)?;
+    let decoded = {
+        let (path, live) = (path.clone(), live.clone());
+        io.run_cpu(&path.clone(), move || {
+            chunks::run_pieces(
+                &pieces,
+                |r| decode_piece(&path, (&main, &metadata, &mask), r, &live),
+                || task_panicked(&path),
+            )
+            .into_iter()
+            .collect::<Result<Vec<Piece>>>()
+        })
+    };
     let mut content = CheckpointContent::default();
     let mut sidecars = Vec::new();
     let mut adds = Vec::new();
-    let mut first_row = 0u32;
-    while let Some(batch) = stream.try_next().await.map_err(pq_err)? {
-        non_file_actions(&path, &batch, &mut content, &mut sidecars)?;
-        if let Some(col) = batch.column_by_name("add") {
-            let (a, rows) = add_columns(&path, col, first_row)?;
-            if !a.is_empty() {
-                adds.push((a, rows));
-            }
-        }
-        let n = u32::try_from(batch.num_rows()).unwrap_or(u32::MAX);
-        first_row = first_row.saturating_add(n);
+    for piece in decoded.await? {
+        merge(&mut content, piece.file, &mut sidecars);
+        adds.extend(piece.adds);
     }
     if let Some((file, counts)) = counts {
         let counts = counts.await?;
@@ -386,18 +397,69 @@ async fn read_parquet_file(
             };
         }
     }
-    // Batch by batch, on this task: whether every path is a plain relative
-    // name (then no later step checks one again), and the adds newer
-    // commits removed dropped. The file index concatenates the batches
-    // once, so no whole-file copy is made here.
-    for (mut a, _) in adds {
-        a.plain_paths = a.path.iter().flatten().all(is_plain_relative);
-        let a = a.without(live.removed, live.paths)?;
-        if !a.is_empty() {
-            content.adds.push(a);
-        }
-    }
+    // The file index concatenates the batches once: no whole-file copy here.
+    content.adds.extend(adds.into_iter().map(|(a, _)| a));
     Ok(FileContent { content, sidecars })
+}
+
+/// What one row range of a checkpoint file holds.
+struct Piece {
+    /// Its non-file actions and sidecar references.
+    file: FileContent,
+    /// Its live adds, each batch with the rows in the file they came from.
+    adds: Vec<(AddColumns, UInt32Array)>,
+}
+
+/// Decodes the rows `range` of a checkpoint file held in `main` (its
+/// footer `metadata`, projected on `mask`): the non-file actions, and the
+/// adds, with whether every path is a plain relative name noted (no later
+/// step checks one again) and those newer commits removed dropped.
+fn decode_piece(
+    path: &str,
+    (main, metadata, mask): (&Arc<Chunks>, &ArrowReaderMetadata, &ProjectionMask),
+    range: std::ops::Range<usize>,
+    live: &Live,
+) -> Result<Piece> {
+    let pq_err = |source| LogError::CheckpointParquet {
+        path: path.to_string(),
+        source,
+    };
+    let reader = chunks::reader(main, metadata, mask, range.clone()).map_err(pq_err)?;
+    let mut file = FileContent {
+        content: CheckpointContent::default(),
+        sidecars: Vec::new(),
+    };
+    let mut adds = Vec::new();
+    let mut first_row = u32::try_from(range.start).unwrap_or(u32::MAX);
+    for batch in reader {
+        let batch = batch.map_err(|e| pq_err(e.into()))?;
+        non_file_actions(path, &batch, &mut file.content, &mut file.sidecars)?;
+        if let Some(col) = batch.column_by_name("add") {
+            let (mut a, mut rows) = add_columns(path, col, first_row)?;
+            a.plain_paths = a.path.iter().flatten().all(is_plain_relative);
+            if let Some(keep) = a.live_mask(&live.removed, &live.paths)? {
+                a = a.filter(&keep)?;
+                rows = arrow_select::filter::filter(&rows, &keep)
+                    .map_err(|e| LogError::arrow("filtering checkpoint rows", e))?
+                    .as_primitive()
+                    .clone();
+            }
+            if !a.is_empty() {
+                adds.push((a, rows));
+            }
+        }
+        let n = u32::try_from(batch.num_rows()).unwrap_or(u32::MAX);
+        first_row = first_row.saturating_add(n);
+    }
+    Ok(Piece { file, adds })
+}
+
+/// A decoding thread of `path` that panicked, as an error naming it.
+fn task_panicked(path: &str) -> LogError {
+    LogError::CheckpointParquet {
+        path: path.to_string(),
+        source: parquet::errors::ParquetError::General("a decoding thread panicked".into()),
+    }
 }
 
 /// Decode the non-file action rows of a batch through the commit parser.
