@@ -108,12 +108,10 @@ pub fn cases(w6_300k: bool) -> Vec<Case> {
         action: Action::Count,
         ..scan(id, table, names(&["files", "rows"]))
     };
-    for shape in crate::fixtures::W8Shape::ALL {
-        for size in ["small", "large"] {
-            let (id, table) = (shape.case(size), shape.table(size));
-            out.push(files(&id, &table));
-            out.push(count(&format!("{id}.count"), &table));
-        }
+    for (shape, size) in crate::fixtures::W8Shape::tables() {
+        let (id, table) = (shape.case(size), shape.table(size));
+        out.push(files(&id, &table));
+        out.push(count(&format!("{id}.count"), &table));
     }
     // Every change of the table's history, version 0 on.
     out.push(Case {

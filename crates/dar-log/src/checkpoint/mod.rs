@@ -344,12 +344,22 @@ async fn read_parquet_file(
     let counts = if stats_leaves.is_empty() {
         None
     } else {
+        // The read may have coalesced the stats with the other chunks into
+        // one buffer: kept as they are, the stats would pin all of it. A
+        // small file read whole (at most `WHOLE_FILE_LIMIT`) keeps its slices.
+        let own = |b: bytes::Bytes| {
+            if size > WHOLE_FILE_LIMIT {
+                bytes::Bytes::copy_from_slice(&b)
+            } else {
+                b
+            }
+        };
         let starts = stats_ranges.iter().map(|r| r.start);
         let retained = Arc::new(RetainedStats::new(
             path.clone(),
             metadata.clone(),
             stats_leaves,
-            starts.zip(fetched).collect(),
+            starts.zip(fetched.into_iter().map(own)).collect(),
             io.parallel(),
         ));
         let decoding = Arc::clone(&retained);

@@ -47,11 +47,9 @@ pub struct RetainedStats {
 }
 
 impl RetainedStats {
-    /// Keeps `ranges` (the column chunks of `leaves`, as fetched) of the
-    /// file at `path` whose footer is `metadata`. They are kept as
-    /// fetched: the stats chunks of a file are adjacent, so a coalesced
-    /// read holds little else (a small file read whole, at most
-    /// [`super::WHOLE_FILE_LIMIT`]).
+    /// Keeps `ranges` (the column chunks of `leaves`) of the file at
+    /// `path` whose footer is `metadata`, as given (the caller copies them
+    /// out of a larger buffer they should not pin).
     pub(super) fn new(
         path: String,
         metadata: ArrowReaderMetadata,
