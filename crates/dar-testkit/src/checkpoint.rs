@@ -50,10 +50,45 @@ pub(crate) struct EncodedCheckpoint {
 }
 
 /// One row per action: protocol, metaData, the adds, then the tombstones.
+/// Rows per encoded batch: Arrow's 32-bit string offsets hold about 2 GiB
+/// per array, and 10M files' stats text is more.
+const ROWS_PER_BATCH: usize = 1 << 20;
+
 pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedCheckpoint> {
+    let mut batches = Vec::new();
+    let chunks: Vec<&[&DataFile]> = if state.files.is_empty() {
+        vec![&[]]
+    } else {
+        state.files.chunks(ROWS_PER_BATCH).collect()
+    };
+    let last = chunks.len() - 1;
+    for (i, files) in chunks.into_iter().enumerate() {
+        let part = CheckpointState {
+            stats: state.stats.clone(),
+            sidecar: state.sidecar,
+            protocol: state.protocol,
+            metadata: state.metadata,
+            files: files.to_vec(),
+            tombstones: if i == last { state.tombstones } else { &[] },
+        };
+        batches.push(encode_batch(&part, i > 0)?);
+    }
+    let rows = batches.iter().map(RecordBatch::num_rows).sum();
+    let bytes = write_file(
+        &batches,
+        &ParquetOptions::default().with_codec(Codec::Snappy),
+        name,
+    )?;
+    Ok(EncodedCheckpoint { bytes, rows })
+}
+
+/// One batch of a checkpoint: the protocol and metaData rows first unless
+/// `continued` (a later batch) or a sidecar, then the adds, then the
+/// removes.
+fn encode_batch(state: &CheckpointState<'_>, continued: bool) -> Result<RecordBatch> {
     let adds = state.files.len();
     let removes = state.tombstones.len();
-    let head = if state.sidecar { 0 } else { 2 };
+    let head = if state.sidecar || continued { 0 } else { 2 };
     let rows = head + adds + removes;
     // Row kinds: 0 protocol, 1 metaData (not in a sidecar), then adds,
     // then removes.
@@ -263,17 +298,11 @@ pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedC
             .map(|(name, array)| Field::new(*name, array.data_type().clone(), true))
             .collect::<Vec<_>>(),
     );
-    let batch = RecordBatch::try_new(
+    RecordBatch::try_new(
         Arc::new(schema),
         columns.into_iter().map(|(_, a)| a).collect(),
     )
-    .map_err(TestkitError::arrow("checkpoint batch"))?;
-    let bytes = write_file(
-        &batch,
-        &ParquetOptions::default().with_codec(Codec::Snappy),
-        name,
-    )?;
-    Ok(EncodedCheckpoint { bytes, rows })
+    .map_err(TestkitError::arrow("checkpoint batch"))
 }
 
 fn string_list_builder() -> ListBuilder<StringBuilder> {
@@ -378,14 +407,20 @@ fn with_stats(
             })?;
     let mut fields: Vec<Field> = s.fields().iter().map(|f| f.as_ref().clone()).collect();
     let mut arrays: Vec<ArrayRef> = s.columns().to_vec();
+    // Where Delta writers put them: after `dataChange`, before `deletionVector`.
+    let mut at = fields
+        .iter()
+        .position(|f| f.name() == "deletionVector")
+        .unwrap_or(fields.len());
     if columns.json {
-        fields.push(Field::new("stats", arrow_schema::DataType::Utf8, true));
-        arrays.push(Arc::new(StringArray::from_iter((0..rows).map(text))));
+        fields.insert(at, Field::new("stats", arrow_schema::DataType::Utf8, true));
+        arrays.insert(at, Arc::new(StringArray::from_iter((0..rows).map(text))));
+        at += 1;
     }
     if let Some(parsed) = &columns.parsed {
         let a = crate::stats_parsed::stats_parsed_column(parsed, rows, text)?;
-        fields.push(Field::new("stats_parsed", a.data_type().clone(), true));
-        arrays.push(a);
+        fields.insert(at, Field::new("stats_parsed", a.data_type().clone(), true));
+        arrays.insert(at, a);
     }
     let out = StructArray::try_new(Fields::from(fields), arrays, s.nulls().cloned())
         .map_err(TestkitError::arrow("checkpoint add stats"))?;

@@ -180,7 +180,7 @@ impl ParquetOptions {
 /// file. No `ARROW:schema` metadata is embedded, as with Spark's files, so
 /// readers must get types from the Parquet schema alone. `name` is for errors.
 pub(crate) fn write_file(
-    batch: &RecordBatch,
+    batches: &[RecordBatch],
     options: &ParquetOptions,
     name: &str,
 ) -> Result<Vec<u8>> {
@@ -191,8 +191,17 @@ pub(crate) fn write_file(
     let writer_options = ArrowWriterOptions::new()
         .with_properties(options.properties())
         .with_skip_arrow_metadata(true);
-    let mut writer = ArrowWriter::try_new_with_options(Vec::new(), batch.schema(), writer_options)
-        .map_err(err)?;
-    writer.write(batch).map_err(err)?;
+    let schema =
+        batches
+            .first()
+            .map(RecordBatch::schema)
+            .ok_or_else(|| TestkitError::SchemaMismatch {
+                reason: format!("{name}: no batch to write"),
+            })?;
+    let mut writer =
+        ArrowWriter::try_new_with_options(Vec::new(), schema, writer_options).map_err(err)?;
+    for batch in batches {
+        writer.write(batch).map_err(err)?;
+    }
     writer.into_inner().map_err(err)
 }

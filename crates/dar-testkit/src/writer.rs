@@ -303,7 +303,7 @@ impl TableWriter {
             let mut segments = partition_segments(&values);
             segments.push(name);
             let path = encoded_path(&segments);
-            let bytes = write_file(&physical, &self.parquet, &path)?;
+            let bytes = write_file(std::slice::from_ref(&physical), &self.parquet, &path)?;
             let file = DataFile {
                 path,
                 partition_values: values,
@@ -455,7 +455,11 @@ impl TableWriter {
         let mut segments = vec!["_change_data".to_string()];
         segments.extend(partition_segments(&file.partition_values));
         segments.push(name);
-        let bytes = write_file(&cdc, &self.parquet, &encoded_path(&segments))?;
+        let bytes = write_file(
+            std::slice::from_ref(&cdc),
+            &self.parquet,
+            &encoded_path(&segments),
+        )?;
         Ok((segments, bytes))
     }
 
