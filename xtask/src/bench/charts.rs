@@ -54,6 +54,7 @@ pub fn write_all(
             )
             .map_err(|e| format!("{}: {e}", path.display()))?;
         }
+        super::scaling::write_w8(out, storage, runs)?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ mod charts;
 mod env;
 pub mod network_floor;
 mod report;
+mod scaling;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
