@@ -65,11 +65,10 @@ pub fn write_stats(
             String::new()
         }
     )?;
-    if m.files_total > 0 {
+    if let Some(per_file) = m.index_bytes.checked_div(m.files_total) {
         writeln!(
             w,
-            "  file index: {} bytes per file, stats of {} column{} parsed for this scan",
-            m.index_bytes / m.files_total,
+            "  file index: {per_file} bytes per file, stats of {} column{} parsed for this scan",
             m.stats_columns_parsed,
             if m.stats_columns_parsed == 1 { "" } else { "s" }
         )?;
