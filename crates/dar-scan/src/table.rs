@@ -31,6 +31,7 @@ pub struct TableOptions {
     storage: StorageOptions,
     version: VersionSpec,
     lazy_file_index: bool,
+    stats_at_load: bool,
     dv_cache_bytes: Option<usize>,
     other_stores: Vec<(String, TableStore)>,
     confine_to_root: bool,
@@ -85,6 +86,14 @@ impl TableOptions {
     /// is then only log replay).
     pub fn with_lazy_file_index(mut self, lazy: bool) -> Self {
         self.lazy_file_index = lazy;
+        self
+    }
+
+    /// Parse every column's file statistics while the file index is built,
+    /// instead of each column's when a predicate first needs it (the
+    /// default: opening and counting parse none). Results are the same.
+    pub fn with_stats_at_load(mut self, at_load: bool) -> Self {
+        self.stats_at_load = at_load;
         self
     }
 
@@ -194,6 +203,11 @@ impl Table {
                 FileIndexMode::Lazy
             } else {
                 FileIndexMode::Eager
+            })
+            .with_stats_loading(if options.stats_at_load {
+                dar_log::StatsLoading::AtLoad
+            } else {
+                dar_log::StatsLoading::OnDemand
             });
         match options.version {
             VersionSpec::Latest => builder,

@@ -21,7 +21,7 @@ const BUDGET: u64 = 180;
 /// What one column's parsed stats (min, max, null count) may add per file.
 const ONE_COLUMN: u64 = 32;
 
-async fn table() -> Table {
+async fn table(options: dar_scan::TableOptions) -> Table {
     let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
@@ -61,14 +61,12 @@ async fn table() -> Table {
         .with_store(store)
         .build()
         .unwrap();
-    Table::from_store(store, dar_scan::TableOptions::new())
-        .await
-        .unwrap()
+    Table::from_store(store, options).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_bytes_per_file_stay_in_budget_and_only_queried_stats_are_parsed() {
-    let t = table().await;
+    let t = table(dar_scan::TableOptions::new()).await;
     let files = (FILES + 40) as u64;
 
     let all = t.scan().build().unwrap();
@@ -102,4 +100,19 @@ async fn index_bytes_per_file_stay_in_budget_and_only_queried_stats_are_parsed()
     let other = t.scan().with_predicate_sql("day = 400").build().unwrap();
     assert_eq!(other.tasks().len(), 0);
     assert_eq!(other.metrics().snapshot().stats_columns_parsed, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_parsed_at_load_leave_nothing_to_parse_and_prune_the_same() {
+    let t = table(dar_scan::TableOptions::new().with_stats_at_load(true)).await;
+    let plan = t
+        .scan()
+        .with_predicate_sql("id >= 1000 AND id < 1200")
+        .build()
+        .unwrap();
+    let m = plan.metrics().snapshot();
+    assert_eq!(plan.tasks().len(), 100, "{m:?}");
+    assert_eq!(m.stats_columns_parsed, 0, "{m:?}");
+    // Every column's stats are held: more than without any.
+    assert!(m.index_bytes / m.files_total > BUDGET, "{m:?}");
 }
