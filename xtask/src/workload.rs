@@ -104,8 +104,10 @@ pub fn cases(w6_300k: bool) -> Vec<Case> {
         out.push(files("W6.300k", "w6_300k"));
     }
     // Metadata at scale: log-only tables (no data files).
+    // Counting also runs over S3: opening a table is what its latency hurts.
     let count = |id: &str, table: &str| Case {
         action: Action::Count,
+        on_s3: true,
         ..scan(id, table, names(&["files", "rows"]))
     };
     for (shape, size) in crate::fixtures::W8Shape::tables() {
