@@ -6,9 +6,9 @@
 //! owned strings ever exists. Typing (partition values, statistics) happens
 //! later, once per batch, when the file index is built.
 
-use arrow_array::builder::{ArrayBuilder, Int32Builder, Int64Builder, MapBuilder, StringBuilder};
 use std::sync::Arc;
 
+use arrow_array::builder::{ArrayBuilder, Int32Builder, Int64Builder, MapBuilder, StringBuilder};
 use arrow_array::{
     Array, BooleanArray, Int32Array, Int64Array, MapArray, StringArray, StructArray, UInt32Array,
 };

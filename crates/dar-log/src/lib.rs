@@ -58,6 +58,7 @@ pub mod commit;
 pub mod error;
 pub mod file_index;
 pub mod listing;
+mod parallel;
 pub mod partition;
 pub mod paths;
 pub mod protocol;

@@ -27,6 +27,8 @@ def test_quick_start_scan_matches_the_readme(table):
     assert t.column("trip_id").to_pylist() == [165, 166, 167, 168, 169, 170, 174, 175]
     m = scan.metrics()
     assert (m["files_total"], m["files_pruned"], m["files_read"]) == (4, 3, 1)
+    # The file index's bytes, and the columns whose stats this plan parsed.
+    assert m["index_bytes"] > 0 and m["stats_columns_parsed"] <= 1
     assert (m["row_groups_total"], m["row_groups_pruned"]) == (2, 1)
     assert (m["pages_total"], m["pages_pruned"], m["rows_skipped_by_pages"]) == (4, 2, 20)
     assert (m["rows_deleted_by_dv"], m["rows_filtered"], m["rows_output"]) == (3, 9, 8)

@@ -209,7 +209,6 @@ impl ChangesBuilder {
             };
             metrics.add_files_total(index.len() as u64);
             metrics.add_index_bytes(index.memory_size() as u64);
-            metrics.add_index_bytes(index.memory_size() as u64);
             metrics.add_files_pruned(pruned as u64);
             for i in kept {
                 let mut task = files::task(index, i).map_err(|e| table.log_error(e))?;

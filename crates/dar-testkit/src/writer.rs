@@ -579,7 +579,7 @@ impl TableWriter {
                 crate::stats_parsed::stats_parsed_fields(&arrow_schema::Schema::new(data))
             }),
         };
-        let (name, size_in_bytes, rows) = if options.sidecars == 0 {
+        let (size_in_bytes, rows) = if options.sidecars == 0 {
             let files: Vec<&DataFile> = self.files.values().collect();
             let name = format!("{}.checkpoint.parquet", pad20(self.version));
             let state = CheckpointState {
@@ -592,13 +592,9 @@ impl TableWriter {
             };
             let encoded = checkpoint::encode(&state, &name)?;
             let (size, rows) = (encoded.bytes.len(), encoded.rows);
-            self.put(
-                &["_delta_log".into(), name.clone()],
-                encoded.bytes,
-                PutMode::Create,
-            )
-            .await?;
-            (name, size, rows)
+            self.put(&["_delta_log".into(), name], encoded.bytes, PutMode::Create)
+                .await?;
+            (size, rows)
         } else {
             self.v2_checkpoint(stats, options.sidecars).await?
         };
@@ -607,7 +603,6 @@ impl TableWriter {
             .with("size", Json::Int(rows as i64))
             .with("sizeInBytes", Json::Int(size_in_bytes as i64))
             .with("numOfAddFiles", Json::Int(self.files.len() as i64));
-        debug_assert!(!name.is_empty());
         let segments = ["_delta_log".into(), "_last_checkpoint".into()];
         self.put(&segments, hint.render().into_bytes(), PutMode::Overwrite)
             .await
@@ -617,12 +612,12 @@ impl TableWriter {
     /// `_delta_log/_sidecars/`, and a JSON top-level file
     /// (`pad20(v).checkpoint.<uuid>.json`) with the protocol, metadata,
     /// `checkpointMetadata`, the sidecar references and the tombstones.
-    /// Returns the top-level file's name, size and action count.
+    /// Returns the top-level file's size and action count.
     async fn v2_checkpoint(
         &mut self,
         stats: checkpoint::StatsColumns,
         sidecars: usize,
-    ) -> Result<(String, usize, usize)> {
+    ) -> Result<(usize, usize)> {
         let per = self.files.len().div_ceil(sidecars).max(1);
         let names: Vec<String> = (0..self.files.len().div_ceil(per).max(1))
             .map(|_| format!("{}.parquet", self.ids.uuid().hyphenated()))
@@ -670,15 +665,15 @@ impl TableWriter {
         for t in &self.tombstones {
             lines.push(t.file.remove_json(t.deletion_timestamp, true));
         }
-        let text: String = lines.iter().map(|l| l.render() + "\n").collect();
+        let text = commit_text(&lines);
         let (size, rows) = (text.len(), lines.len());
         self.put(
-            &["_delta_log".into(), top.clone()],
+            &["_delta_log".into(), top],
             text.into_bytes(),
             PutMode::Create,
         )
         .await?;
-        Ok((top, size, rows))
+        Ok((size, rows))
     }
 
     pub(crate) fn timestamp(&self, version: u64) -> i64 {

@@ -86,6 +86,7 @@ async fn limit_one_opens_one_file() {
     assert_eq!(rows(&batches), 1);
     assert_eq!(metric(&plan, "files_total"), 4);
     assert_eq!(metric(&plan, "files_read"), 1);
+    assert!(metric(&plan, "index_bytes") > 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

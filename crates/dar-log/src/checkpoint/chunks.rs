@@ -139,29 +139,3 @@ pub(super) fn pieces(rows: usize, parallel: bool) -> Vec<Range<usize>> {
         .filter(|r| !r.is_empty())
         .collect()
 }
-
-/// `decode` of every piece, side by side on scoped threads when there is
-/// more than one, in piece order; `panicked` is the error of a thread
-/// that panicked.
-pub(super) fn run_pieces<T: Send, E: Send>(
-    pieces: &[Range<usize>],
-    decode: impl Fn(Range<usize>) -> Result<T, E> + Sync,
-    panicked: impl Fn() -> E,
-) -> Vec<Result<T, E>> {
-    if pieces.len() <= 1 {
-        return pieces.iter().map(|r| decode(r.clone())).collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = pieces
-            .iter()
-            .map(|r| {
-                let decode = &decode;
-                scope.spawn(move || decode(r.clone()))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
-            .collect()
-    })
-}

@@ -12,7 +12,7 @@ use dar_io::{CostModel, MetadataCache, ObjectClass, ParquetReader};
 use object_store::ObjectStore;
 use object_store::path::Path;
 
-use crate::error::{LogError, Result};
+use crate::error::Result;
 
 /// Checkpoint files up to this size are read with a single request and
 /// decoded from memory: a footer request plus column-chunk requests cost
@@ -84,11 +84,7 @@ impl CheckpointIo {
         work: impl FnOnce() -> Result<T> + Send + 'static,
     ) -> BoxFuture<'static, Result<T>> {
         match self.parallel_runtime() {
-            Some(rt) => {
-                let task = rt.spawn_blocking(work);
-                let path = path.to_string();
-                async move { task.await.map_err(|e| task_failed(path, &e))? }.boxed()
-            }
+            Some(rt) => joined(rt.spawn_blocking(work), path),
             None => futures::future::ready(work()).boxed(),
         }
     }
@@ -101,11 +97,7 @@ impl CheckpointIo {
         work: impl Future<Output = Result<T>> + Send + 'static,
     ) -> BoxFuture<'static, Result<T>> {
         match self.parallel_runtime() {
-            Some(rt) => {
-                let task = rt.spawn(work);
-                let path = path.to_string();
-                async move { task.await.map_err(|e| task_failed(path, &e))? }.boxed()
-            }
+            Some(rt) => joined(rt.spawn(work), path),
             None => work.boxed(),
         }
     }
@@ -134,10 +126,12 @@ impl CheckpointIo {
     }
 }
 
-/// A decoding task that panicked or was cancelled, as an error naming the file.
-fn task_failed(path: String, e: &tokio::task::JoinError) -> LogError {
-    LogError::CheckpointParquet {
-        path,
-        source: parquet::errors::ParquetError::General(format!("decoding task failed: {e}")),
-    }
+/// The result of `task` (the decoding of `path`); a task that panicked or
+/// was cancelled is an error naming the file.
+fn joined<T: Send + 'static>(
+    task: tokio::task::JoinHandle<Result<T>>,
+    path: &str,
+) -> BoxFuture<'static, Result<T>> {
+    let path = path.to_string();
+    async move { task.await.map_err(|e| super::decoding_failed(&path, e))? }.boxed()
 }

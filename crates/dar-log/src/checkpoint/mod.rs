@@ -82,9 +82,9 @@ pub async fn read_checkpoint(
     if cp.format == CheckpointFormat::UuidJson {
         for f in &cp.files {
             read_json_checkpoint(store.as_ref(), f, &mut out, &mut sidecars).await?;
-            for a in &mut out.adds {
-                *a = a.without(removed, paths)?;
-            }
+        }
+        for a in &mut out.adds {
+            *a = a.without(removed, paths)?;
         }
     } else {
         let parts = futures::future::try_join_all(cp.files.iter().map(|f| {
@@ -276,10 +276,11 @@ struct Live {
 
 /// Read one checkpoint part or sidecar. `adds_only` for sidecars.
 ///
-/// Two pieces of work run side by side: the stream of the file's other
-/// columns (paths, sizes, DVs, the non-file actions) on this task, and the
-/// decoding of `numRecords` / `tightBounds` from the stats column chunks,
-/// which are kept (compressed) for the column stats a query asks for later.
+/// One planned read fetches every column chunk needed. Two pieces of work
+/// then run side by side on blocking threads, each split in row ranges:
+/// the decoding of `numRecords` / `tightBounds` from the stats chunks
+/// (kept, compressed, for the column stats a query asks for later), and
+/// of the other columns (paths, sizes, DVs, the non-file actions).
 async fn read_parquet_file(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
@@ -378,11 +379,12 @@ async fn read_parquet_file(
     let mask = ProjectionMask::leaves(&descr, leaves);
     let decoded = {
         let (path, live) = (path.clone(), live.clone());
-        io.run_cpu(&path.clone(), move || {
-            chunks::run_pieces(
+        let name = path.clone();
+        io.run_cpu(&name, move || {
+            crate::parallel::run_parallel(
                 &pieces,
-                |r| decode_piece(&path, (&main, &metadata, &mask), r, &live),
-                || task_panicked(&path),
+                |r| decode_piece(&path, (&main, &metadata, &mask), r.clone(), &live),
+                |_| decoding_failed(&path, "a thread panicked"),
             )
             .into_iter()
             .collect::<Result<Vec<Piece>>>()
@@ -464,11 +466,12 @@ fn decode_piece(
     Ok(Piece { file, adds })
 }
 
-/// A decoding thread of `path` that panicked, as an error naming it.
-fn task_panicked(path: &str) -> LogError {
+/// A decoding thread or task of `path` that failed (`why`: it panicked,
+/// or was cancelled), as an error naming the file.
+pub(crate) fn decoding_failed(path: &str, why: impl std::fmt::Display) -> LogError {
     LogError::CheckpointParquet {
         path: path.to_string(),
-        source: parquet::errors::ParquetError::General("a decoding thread panicked".into()),
+        source: parquet::errors::ParquetError::General(format!("decoding failed: {why}")),
     }
 }
 

@@ -104,23 +104,16 @@ impl RetainedStats {
         }
         let mask = ProjectionMask::leaves(descr, wanted);
         let pieces = chunks::pieces(rows, self.parallel);
-        let decoded = chunks::run_pieces(
+        let decoded = crate::parallel::run_parallel(
             &pieces,
-            |r| self.decode_rows(&columns, &mask, r),
-            || self.panicked(),
+            |r| self.decode_rows(&columns, &mask, r.clone()),
+            |_| super::decoding_failed(&self.path, "a thread panicked"),
         );
         let mut builder = StatsBuilder::new(columns);
         for piece in decoded {
             builder.extend_stats(piece?)?;
         }
         builder.finish()
-    }
-
-    fn panicked(&self) -> LogError {
-        LogError::CheckpointParquet {
-            path: self.path.clone(),
-            source: parquet::errors::ParquetError::General("a decoding thread panicked".into()),
-        }
     }
 
     /// [`RetainedStats::decode`] of the rows `range` of the file.

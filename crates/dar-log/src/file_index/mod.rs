@@ -283,13 +283,7 @@ impl FileIndex {
             located: None,
             size: Int64Array::new_null(0),
             modification_time: Int64Array::new_null(0),
-            dv: DvColumns {
-                storage_type: StringArray::new_null(0),
-                path_or_inline_dv: StringArray::new_null(0),
-                offset: arrow_array::Int32Array::new_null(0),
-                size_in_bytes: arrow_array::Int32Array::new_null(0),
-                cardinality: Int64Array::new_null(0),
-            },
+            dv: DvColumns::absent(0),
         }
     }
 

@@ -259,7 +259,7 @@ impl IndexStats {
     }
 
     /// Parses `columns` from every source, the retained checkpoint files
-    /// side by side on scoped threads.
+    /// side by side.
     fn parse(&self, columns: &[StatsColumn]) -> Result<FileStats> {
         let retained: Vec<(&Arc<RetainedStats>, &UInt32Array)> = self
             .sources
@@ -269,50 +269,23 @@ impl IndexStats {
                 Source::Inline { .. } => None,
             })
             .collect();
-        let decode = |(file, rows): (&Arc<RetainedStats>, &UInt32Array)| {
-            file.decode(columns.to_vec())?.take(rows)
-        };
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        let mut decoded: Vec<Result<FileStats>> = if retained.len() > 1 && threads > 1 {
-            let per = retained.len().div_ceil(threads);
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = retained
-                    .chunks(per)
-                    .map(|part| {
-                        scope.spawn(move || part.iter().map(|&r| decode(r)).collect::<Vec<_>>())
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            vec![Err(LogError::arrow(
-                                "parsing checkpoint stats",
-                                arrow_schema::ArrowError::ComputeError(
-                                    "a parsing thread panicked".into(),
-                                ),
-                            ))]
-                        })
-                    })
-                    .collect()
-            })
-        } else {
-            retained.into_iter().map(decode).collect()
-        };
-        decoded.reverse();
+        let mut decoded = crate::parallel::run_parallel(
+            &retained,
+            |(file, rows)| file.decode(columns.to_vec())?.take(rows),
+            |(file, _)| crate::checkpoint::decoding_failed(file.path(), "a thread panicked"),
+        )
+        .into_iter();
         let mut builder = StatsBuilder::new(columns.to_vec());
         for s in &self.sources {
             match s {
                 Source::Inline { json, parsed } => builder.extend_batch(json, parsed.as_ref())?,
-                Source::Retained { .. } => {
-                    let stats = decoded.pop().ok_or_else(|| {
-                        LogError::arrow(
-                            "parsing checkpoint stats",
-                            arrow_schema::ArrowError::ComputeError("a source was skipped".into()),
-                        )
-                    })??;
-                    builder.extend_stats(stats)?;
-                }
+                // One result per retained source, in source order.
+                Source::Retained { file, .. } => match decoded.next() {
+                    Some(stats) => builder.extend_stats(stats?)?,
+                    None => {
+                        return Err(crate::checkpoint::decoding_failed(file.path(), "no result"));
+                    }
+                },
             }
         }
         builder.finish()

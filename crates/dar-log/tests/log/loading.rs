@@ -25,10 +25,17 @@ fn multi_thread() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// The whole index (every column's stats included) of `b`'s snapshot.
-async fn index_batch(b: SnapshotBuilder) -> dar_log::Result<RecordBatch> {
-    let s = b.build().await?;
-    s.file_index()?.to_record_batch()
+/// The whole index (every column's stats included) of `b`'s snapshot,
+/// decoded on one task and parsed at load: what the parallel, on-demand
+/// default must equal.
+async fn sequential_index(b: SnapshotBuilder) -> RecordBatch {
+    let s = b
+        .with_parallel_decode(false)
+        .with_stats_loading(StatsLoading::AtLoad)
+        .build()
+        .await
+        .unwrap();
+    s.file_index().unwrap().to_record_batch().unwrap()
 }
 
 #[test]
@@ -48,13 +55,7 @@ fn every_shared_table_loads_the_same_in_parallel_and_sequence_lazily_and_eagerly
                 t.name
             );
             let parallel = lazy.file_index().unwrap().to_record_batch().unwrap();
-            let sequential = index_batch(
-                builder(&dir)
-                    .with_parallel_decode(false)
-                    .with_stats_loading(StatsLoading::AtLoad),
-            )
-            .await
-            .unwrap();
+            let sequential = sequential_index(builder(&dir)).await;
             assert_eq!(parallel, sequential, "{}", t.name);
         });
         seen += 1;
@@ -168,13 +169,7 @@ proptest! {
                 index.path.iter().flatten().map(String::from).collect();
             paths.sort();
             prop_assert_eq!(paths, state.keys().cloned().collect::<Vec<_>>());
-            let sequential = index_batch(
-                log.builder()
-                    .with_parallel_decode(false)
-                    .with_stats_loading(StatsLoading::AtLoad),
-            )
-            .await
-            .unwrap();
+            let sequential = sequential_index(log.builder()).await;
             prop_assert_eq!(index.to_record_batch().unwrap(), sequential);
             Ok(())
         })?;
@@ -226,13 +221,7 @@ fn a_large_checkpoint_decodes_its_stats_in_pieces_to_the_same_index() {
         let records: i64 = index.stats.num_records.iter().flatten().sum();
         let expected: i64 = (0..70_000i64).map(|n| 3 + n % 5).sum();
         assert_eq!(records, expected);
-        let sequential = index_batch(
-            log.builder()
-                .with_parallel_decode(false)
-                .with_stats_loading(StatsLoading::AtLoad),
-        )
-        .await
-        .unwrap();
+        let sequential = sequential_index(log.builder()).await;
         assert_eq!(index.to_record_batch().unwrap(), sequential);
     });
 }

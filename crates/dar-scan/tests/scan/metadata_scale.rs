@@ -64,6 +64,14 @@ async fn table(options: dar_scan::TableOptions) -> Table {
     Table::from_store(store, options).await.unwrap()
 }
 
+/// The plan of ids 1000..=1199: files 500..=599 (two rows each).
+fn ids_1000_to_1199(t: &Table) -> dar_scan::ScanPlan {
+    t.scan()
+        .with_predicate_sql("id >= 1000 AND id < 1200")
+        .build()
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_bytes_per_file_stay_in_budget_and_only_queried_stats_are_parsed() {
     let t = table(dar_scan::TableOptions::new()).await;
@@ -76,12 +84,7 @@ async fn index_bytes_per_file_stay_in_budget_and_only_queried_stats_are_parsed()
     let bare = m.index_bytes / files;
     assert!(bare <= BUDGET, "{bare} bytes per file without stats");
 
-    // ids 1000..=1199 are in files 500..=599 (two rows each).
-    let plan = t
-        .scan()
-        .with_predicate_sql("id >= 1000 AND id < 1200")
-        .build()
-        .unwrap();
+    let plan = ids_1000_to_1199(&t);
     let m = plan.metrics().snapshot();
     assert_eq!(plan.tasks().len(), 100, "{m:?}");
     assert_eq!(m.stats_columns_parsed, 1, "{m:?}");
@@ -105,11 +108,7 @@ async fn index_bytes_per_file_stay_in_budget_and_only_queried_stats_are_parsed()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stats_parsed_at_load_leave_nothing_to_parse_and_prune_the_same() {
     let t = table(dar_scan::TableOptions::new().with_stats_at_load(true)).await;
-    let plan = t
-        .scan()
-        .with_predicate_sql("id >= 1000 AND id < 1200")
-        .build()
-        .unwrap();
+    let plan = ids_1000_to_1199(&t);
     let m = plan.metrics().snapshot();
     assert_eq!(plan.tasks().len(), 100, "{m:?}");
     assert_eq!(m.stats_columns_parsed, 0, "{m:?}");
