@@ -148,6 +148,11 @@ async fn pump(
         if done && queue.items.is_empty() {
             return;
         }
+        // The consumer is gone (dropped mid-poll of this task, before
+        // the abort lands): start no more reads.
+        if tx.is_closed() {
+            return;
+        }
         if !done && (queue.items.is_empty() || budget.has_room()) {
             match batches.next().await {
                 Some(item) => {
