@@ -70,6 +70,16 @@ pub enum Error {
         reason: String,
     },
 
+    /// The byte-range cache's directory cannot be created or read.
+    #[error("cache directory '{path}': {source}")]
+    CacheDir {
+        /// The directory.
+        path: String,
+        /// The file-system error.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// A store operation on one object failed.
     #[error("object store request for '{path}' failed: {source}")]
     Store {

@@ -12,8 +12,10 @@ use object_store::path::Path;
 use crate::class::ObjectClass;
 use crate::cost::CostParams;
 use crate::error::{Error, Result};
+use crate::metered::IoMetrics;
 use crate::metered::ranged_get;
 use crate::planner::plan_ranges;
+use crate::range_cache::{ObjectKey, RangeCache};
 
 /// Fetches `ranges` of the object at `path` as [`plan_ranges`] plans them
 /// under `params` (merged over cheap gaps, split over idle lanes), up to
@@ -36,11 +38,22 @@ pub async fn fetch_ranges(
         .await
 }
 
-/// One object of one store.
+/// One object of one store, read through a [`RangeCache`] when one is
+/// attached.
 #[derive(Clone)]
 pub(crate) struct Fetcher {
     pub(crate) store: Arc<dyn ObjectStore>,
     pub(crate) path: Path,
+    pub(crate) cache: Option<CacheUse>,
+}
+
+/// A cache, the key of the fetcher's object in it, and where its hits and
+/// misses are counted.
+#[derive(Debug, Clone)]
+pub(crate) struct CacheUse {
+    pub(crate) cache: RangeCache,
+    pub(crate) key: Arc<ObjectKey>,
+    pub(crate) metrics: IoMetrics,
 }
 
 impl std::fmt::Debug for Fetcher {
@@ -50,19 +63,35 @@ impl std::fmt::Debug for Fetcher {
         f.debug_struct("Fetcher")
             .field("store", &format_args!("{}", self.store))
             .field("path", &self.path.as_ref())
+            .field("cached", &self.cache.is_some())
             .finish()
     }
 }
 
 impl Fetcher {
     pub(crate) fn new(store: Arc<dyn ObjectStore>, path: Path) -> Self {
-        Self { store, path }
+        Self {
+            store,
+            path,
+            cache: None,
+        }
     }
 
-    /// One bounded GET, length-checked. An empty range costs no request.
-    pub(crate) async fn fetch(&self, range: Range<u64>, class: ObjectClass) -> Result<Bytes> {
+    /// Reads through `cache` (keyed by `key`, counted in `metrics`).
+    pub(crate) fn with_cache(mut self, cache: Option<CacheUse>) -> Self {
+        self.cache = cache.filter(|c| c.cache.is_enabled());
+        self
+    }
+
+    /// One bounded GET, length-checked, with the tag (ETag / version) the
+    /// store answered with. An empty range costs no request.
+    async fn fetch_tagged(
+        &self,
+        range: Range<u64>,
+        class: ObjectClass,
+    ) -> Result<(Bytes, Option<String>)> {
         if range.start >= range.end {
-            return Ok(Bytes::new());
+            return Ok((Bytes::new(), None));
         }
         let store_err = |source| Error::Store {
             path: self.path.to_string(),
@@ -73,6 +102,7 @@ impl Fetcher {
             .get_opts(&self.path, ranged_get(range.clone(), class))
             .await
             .map_err(store_err)?;
+        let tag = res.meta.version.clone().or_else(|| res.meta.e_tag.clone());
         let body = res.bytes().await.map_err(store_err)?;
         let expected = range.end - range.start;
         if body.len() as u64 != expected {
@@ -83,16 +113,98 @@ impl Fetcher {
                 actual: body.len() as u64,
             });
         }
+        Ok((body, tag))
+    }
+
+    /// `range` (one bounded GET unless the cache holds it), length-checked.
+    pub(crate) async fn fetch(&self, range: Range<u64>, class: ObjectClass) -> Result<Bytes> {
+        let Some(c) = &self.cache else {
+            return Ok(self.fetch_tagged(range, class).await?.0);
+        };
+        if range.start >= range.end {
+            return Ok(Bytes::new());
+        }
+        let ranges = [range.clone()];
+        if let Some(Some(b)) = c.cache.find(&c.key, &ranges, class, &c.metrics).await.pop() {
+            return Ok(b);
+        }
+        c.metrics.count_cache_miss(range.end - range.start);
+        let (body, tag) = self.fetch_tagged(range.clone(), class).await?;
+        c.cache
+            .keep(
+                &c.key,
+                vec![(range.start, body.clone(), tag)],
+                class,
+                &c.metrics,
+            )
+            .await;
         Ok(body)
     }
 
-    /// Planned multi-range read (see [`fetch_ranges`]).
+    /// `range` as [`Self::fetch`], also kept in the cache's memory tier
+    /// (a whole small Parquet file read for its footer: its pages too;
+    /// not a checkpoint, which the snapshot holds decoded).
+    pub(crate) async fn fetch_whole(&self, range: Range<u64>, class: ObjectClass) -> Result<Bytes> {
+        let body = self.fetch(range.clone(), class).await?;
+        if let Some(c) = &self.cache
+            && class != ObjectClass::Checkpoint
+        {
+            c.cache
+                .keep_in_memory(&c.key, range.start, body.clone(), None);
+        }
+        Ok(body)
+    }
+
+    /// Planned multi-range read (see [`fetch_ranges`]): ranges the cache
+    /// holds are served from it, the others planned and fetched, and what
+    /// was fetched kept.
     pub(crate) async fn fetch_planned(
         &self,
         ranges: &[Range<u64>],
         params: &CostParams,
         class: ObjectClass,
     ) -> Result<Vec<Bytes>> {
+        let Some(c) = &self.cache else {
+            return Ok(self.fetch_planned_uncached(ranges, params, class).await?.0);
+        };
+        let mut found = c.cache.find(&c.key, ranges, class, &c.metrics).await;
+        let missing: Vec<Range<u64>> = ranges
+            .iter()
+            .zip(&found)
+            .filter(|(_, f)| f.is_none())
+            .map(|(r, _)| r.clone())
+            .collect();
+        if missing.is_empty() {
+            return Ok(found.into_iter().flatten().collect());
+        }
+        for r in &missing {
+            c.metrics.count_cache_miss(r.end.saturating_sub(r.start));
+        }
+        let (fetched, extents) = self.fetch_planned_uncached(&missing, params, class).await?;
+        let served_any = missing.len() < ranges.len();
+        let stale = c.cache.keep(&c.key, extents, class, &c.metrics).await;
+        if stale && served_any {
+            // The object changed since the held ranges were fetched: none
+            // of them may be mixed with the new bytes.
+            return Ok(self.fetch_planned_uncached(ranges, params, class).await?.0);
+        }
+        let mut fetched = fetched.into_iter();
+        for f in &mut found {
+            if f.is_none() {
+                *f = fetched.next();
+            }
+        }
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// The planned read without the cache: one buffer per range, and the
+    /// requests' own extents (start, body, tag).
+    async fn fetch_planned_uncached(
+        &self,
+        ranges: &[Range<u64>],
+        params: &CostParams,
+        class: ObjectClass,
+    ) -> Result<(Vec<Bytes>, Vec<(u64, Bytes, Option<String>)>)> {
         let plan = plan_ranges(ranges, params).map_err(|e| match e {
             Error::InvalidRange { range, size, .. } => Error::InvalidRange {
                 path: self.path.to_string(),
@@ -101,12 +213,14 @@ impl Fetcher {
             },
             other => other,
         })?;
-        let buffers: Vec<Bytes> = futures::stream::iter(plan.fetches.iter().cloned())
-            .map(|r| self.fetch(r, class))
-            .buffered(params.max_concurrency.max(1))
-            .try_collect()
-            .await?;
-        plan.assemble(&buffers).map_err(|e| match e {
+        let fetched: Vec<(Bytes, Option<String>)> =
+            futures::stream::iter(plan.fetches.iter().cloned())
+                .map(|r| self.fetch_tagged(r, class))
+                .buffered(params.max_concurrency.max(1))
+                .try_collect()
+                .await?;
+        let buffers: Vec<Bytes> = fetched.iter().map(|(b, _)| b.clone()).collect();
+        let assembled = plan.assemble(&buffers).map_err(|e| match e {
             Error::Truncated {
                 range,
                 expected,
@@ -119,7 +233,14 @@ impl Fetcher {
                 actual,
             },
             other => other,
-        })
+        })?;
+        let extents = plan
+            .fetches
+            .iter()
+            .zip(fetched)
+            .map(|(r, (b, tag))| (r.start, b, tag))
+            .collect();
+        Ok((assembled, extents))
     }
 }
 

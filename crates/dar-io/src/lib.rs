@@ -16,7 +16,8 @@
 //! - [`CostModel`]: per-backend defaults that learn from observed requests.
 //! - [`ParquetReader`]: a parquet `AsyncFileReader` with a one-request footer,
 //!   whole-object reads of small files, planned range reads and a shared
-//!   [`MetadataCache`].
+//!   [`MetadataCache`], reading through a [`RangeCache`] of fetched byte
+//!   ranges (memory, and an opt-in disk tier) when the store has one.
 //! - [`RetryPolicy`]: the one retry policy, handed to object_store's HTTP
 //!   client (jittered backoff, attempt and time caps, connect timeout);
 //!   [`CheckedStore`] checks every body's length and retries nothing.
@@ -54,6 +55,7 @@ mod footer_depth;
 mod metered;
 mod options;
 mod planner;
+mod range_cache;
 pub mod reader;
 mod redacted;
 mod retry;
@@ -70,9 +72,10 @@ pub use cost::{CostModel, CostParams, Observation, ProbeBudget, SharedCostModel}
 pub use error::{Error, Result};
 pub use fetch::fetch_ranges;
 pub use footer_depth::MAX_SCHEMA_DEPTH;
-pub use metered::{ClassStats, IoMetrics, IoSnapshot, MeteredStore};
+pub use metered::{CacheCounts, ClassStats, IoMetrics, IoSnapshot, MeteredStore};
 pub use options::{REDACTED, StorageOptions, redact_uri};
 pub use planner::{FetchSlice, RangePlan, estimate_time, plan_ranges};
+pub use range_cache::{ObjectKey, RangeCache, RangeCacheUsage};
 pub use reader::{ParquetReader, RangeStrategy};
 pub use retry::RetryPolicy;
 pub use uri::{Backend, TableStore, TableStoreBuilder};

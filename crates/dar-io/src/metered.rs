@@ -43,6 +43,69 @@ struct Counters {
     classes: [ClassCounters; 6],
     lists: AtomicU64,
     writes: AtomicU64,
+    cache: CacheCounters,
+}
+
+#[derive(Debug, Default)]
+struct CacheCounters {
+    hits: AtomicU64,
+    hit_bytes: AtomicU64,
+    disk_hits: AtomicU64,
+    disk_hit_bytes: AtomicU64,
+    misses: AtomicU64,
+    miss_bytes: AtomicU64,
+    corrupt: AtomicU64,
+    evictions: AtomicU64,
+}
+
+/// What reads through a store found in its [`crate::RangeCache`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheCounts {
+    /// Ranges served from the memory tier.
+    pub hits: u64,
+    /// Bytes served from the memory tier.
+    pub hit_bytes: u64,
+    /// Ranges served from the disk tier.
+    pub disk_hits: u64,
+    /// Bytes served from the disk tier.
+    pub disk_hit_bytes: u64,
+    /// Ranges that no tier held (fetched, then kept).
+    pub misses: u64,
+    /// Bytes of those ranges.
+    pub miss_bytes: u64,
+    /// Disk cache files that failed their checks (deleted and refetched).
+    pub corrupt: u64,
+    /// Memory extents evicted to stay within the budget.
+    pub evictions: u64,
+}
+
+impl CacheCounts {
+    /// Every counter with its name, for adapters that export them.
+    pub fn named(&self) -> [(&'static str, u64); 8] {
+        [
+            ("cache_hits", self.hits),
+            ("cache_hit_bytes", self.hit_bytes),
+            ("cache_disk_hits", self.disk_hits),
+            ("cache_disk_hit_bytes", self.disk_hit_bytes),
+            ("cache_misses", self.misses),
+            ("cache_miss_bytes", self.miss_bytes),
+            ("cache_corrupt", self.corrupt),
+            ("cache_evictions", self.evictions),
+        ]
+    }
+
+    fn since(&self, e: &CacheCounts) -> CacheCounts {
+        CacheCounts {
+            hits: self.hits.saturating_sub(e.hits),
+            hit_bytes: self.hit_bytes.saturating_sub(e.hit_bytes),
+            disk_hits: self.disk_hits.saturating_sub(e.disk_hits),
+            disk_hit_bytes: self.disk_hit_bytes.saturating_sub(e.disk_hit_bytes),
+            misses: self.misses.saturating_sub(e.misses),
+            miss_bytes: self.miss_bytes.saturating_sub(e.miss_bytes),
+            corrupt: self.corrupt.saturating_sub(e.corrupt),
+            evictions: self.evictions.saturating_sub(e.evictions),
+        }
+    }
 }
 
 /// Live I/O counters, shared by clones.
@@ -88,6 +151,8 @@ pub struct IoSnapshot {
     pub lists: u64,
     /// Put / copy / rename / delete calls.
     pub writes: u64,
+    /// Byte-range cache hits and misses.
+    pub cache: CacheCounts,
 }
 
 impl IoSnapshot {
@@ -118,6 +183,7 @@ impl IoSnapshot {
         }
         out.lists = out.lists.saturating_sub(earlier.lists);
         out.writes = out.writes.saturating_sub(earlier.writes);
+        out.cache = self.cache.since(&earlier.cache);
         out
     }
 }
@@ -129,6 +195,17 @@ impl fmt::Display for IoSnapshot {
             let s = self.class(c);
             if s.requests > 0 {
                 write!(f, " {}:{}req/{}B", c.name(), s.requests, s.bytes)?;
+            }
+        }
+        let c = &self.cache;
+        if c.hits + c.disk_hits + c.misses + c.corrupt > 0 {
+            write!(
+                f,
+                " cache: {}hit/{}B disk:{}hit/{}B miss:{}/{}B",
+                c.hits, c.hit_bytes, c.disk_hits, c.disk_hit_bytes, c.misses, c.miss_bytes
+            )?;
+            if c.corrupt > 0 {
+                write!(f, " corrupt:{}", c.corrupt)?;
             }
         }
         Ok(())
@@ -160,7 +237,48 @@ impl IoMetrics {
         }
         out.lists = self.inner.lists.load(Ordering::Relaxed);
         out.writes = self.inner.writes.load(Ordering::Relaxed);
+        let c = &self.inner.cache;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        out.cache = CacheCounts {
+            hits: get(&c.hits),
+            hit_bytes: get(&c.hit_bytes),
+            disk_hits: get(&c.disk_hits),
+            disk_hit_bytes: get(&c.disk_hit_bytes),
+            misses: get(&c.misses),
+            miss_bytes: get(&c.miss_bytes),
+            corrupt: get(&c.corrupt),
+            evictions: get(&c.evictions),
+        };
         out
+    }
+
+    /// Counts a range served by the memory tier (`disk`: the disk tier).
+    pub(crate) fn count_cache_hit(&self, bytes: u64, disk: bool) {
+        let c = &self.inner.cache;
+        let (n, b) = if disk {
+            (&c.disk_hits, &c.disk_hit_bytes)
+        } else {
+            (&c.hits, &c.hit_bytes)
+        };
+        n.fetch_add(1, Ordering::Relaxed);
+        b.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts a range no tier held.
+    pub(crate) fn count_cache_miss(&self, bytes: u64) {
+        let c = &self.inner.cache;
+        c.misses.fetch_add(1, Ordering::Relaxed);
+        c.miss_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts a corrupt disk cache file.
+    pub(crate) fn count_cache_corrupt(&self) {
+        self.inner.cache.corrupt.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts memory extents evicted.
+    pub(crate) fn count_cache_evictions(&self, n: u64) {
+        self.inner.cache.evictions.fetch_add(n, Ordering::Relaxed);
     }
 
     fn class(&self, class: ObjectClass) -> &ClassCounters {

@@ -49,7 +49,9 @@ use crate::cache::{CachedMetadata, MetadataCache, MetadataKey};
 use crate::class::ObjectClass;
 use crate::cost::{CostModel, CostParams};
 use crate::error::{Error, Result};
-use crate::fetch::Fetcher;
+use crate::fetch::{CacheUse, Fetcher};
+use crate::metered::IoMetrics;
+use crate::range_cache::{ObjectKey, RangeCache};
 
 /// Default footer prefetch: enough for the footer and page indexes of most
 /// files in one request.
@@ -139,6 +141,17 @@ pub struct ParquetReader {
     whole: Option<Bytes>,
     /// Footer-area buffers already fetched.
     buffers: Vec<(u64, Bytes)>,
+    /// The byte-range cache to read through, keyed once the size is known.
+    range_cache: Option<RangeCacheUse>,
+}
+
+/// A range cache, the URL of the store it keys objects under, and the
+/// metrics its hits and misses are counted in.
+#[derive(Debug, Clone)]
+struct RangeCacheUse {
+    cache: RangeCache,
+    store_url: String,
+    metrics: IoMetrics,
 }
 
 impl ParquetReader {
@@ -157,6 +170,7 @@ impl ParquetReader {
             class: None,
             whole: None,
             buffers: Vec::new(),
+            range_cache: None,
         }
     }
 
@@ -183,6 +197,48 @@ impl ParquetReader {
     pub fn with_cache(mut self, cache: Option<MetadataCache>) -> Self {
         self.cache = cache;
         self
+    }
+
+    /// Reads through `cache` (pages, footers, whole small objects), keying
+    /// this object under `store_url` with its path, size and version, and
+    /// counting hits and misses in `metrics`.
+    pub fn with_range_cache(
+        mut self,
+        cache: Option<RangeCache>,
+        store_url: impl Into<String>,
+        metrics: IoMetrics,
+    ) -> Self {
+        self.range_cache = cache
+            .filter(RangeCache::is_enabled)
+            .map(|cache| RangeCacheUse {
+                cache,
+                store_url: store_url.into(),
+                metrics,
+            });
+        self.fetcher.cache = None;
+        self
+    }
+
+    /// Attaches the range cache to the fetcher, keyed by what is known of
+    /// the object now (call once its size is known).
+    fn attach_cache(&mut self) {
+        if self.fetcher.cache.is_some() {
+            return;
+        }
+        let Some(rc) = &self.range_cache else {
+            return;
+        };
+        let key = ObjectKey {
+            store: rc.store_url.clone(),
+            path: self.fetcher.path.to_string(),
+            size: self.size,
+            version: self.version.clone(),
+        };
+        self.fetcher.cache = Some(CacheUse {
+            cache: rc.cache.clone(),
+            key: Arc::new(key),
+            metrics: rc.metrics.clone(),
+        });
     }
 
     /// Plans with this cost model.
@@ -287,6 +343,7 @@ impl ParquetReader {
         options: Option<&ArrowReaderOptions>,
     ) -> Result<Arc<ParquetMetaData>> {
         let size = self.ensure_size().await?;
+        self.attach_cache();
         let want_index = options.is_some_and(|o| {
             o.column_index_policy() != PageIndexPolicy::Skip
                 || o.offset_index_policy() != PageIndexPolicy::Skip
@@ -337,7 +394,7 @@ impl ParquetReader {
     ) -> Result<CachedMetadata> {
         let class = self.class.unwrap_or(ObjectClass::Footer);
         let metadata = if size <= self.whole_threshold {
-            let whole = self.fetcher.fetch(0..size, class).await?;
+            let whole = self.fetcher.fetch_whole(0..size, class).await?;
             self.whole = Some(whole.clone());
             self.check_footer(&whole)?;
             ParquetMetaDataReader::new()
@@ -414,6 +471,9 @@ impl ParquetReader {
     /// strategy; one buffer per range, in input order.
     pub async fn read_ranges(&mut self, ranges: Vec<Range<u64>>) -> Result<Vec<Bytes>> {
         let size = self.size;
+        if size.is_some() {
+            self.attach_cache();
+        }
         for r in &ranges {
             if r.start > r.end || size.is_some_and(|s| r.end > s) {
                 return Err(Error::InvalidRange {

@@ -38,6 +38,7 @@ use crate::metered::{IoMetrics, MeteredStore};
 use crate::options::{
     StorageOptions, endpoint_secrets, is_endpoint_key, is_sas_key, redact_uri, sas_secrets,
 };
+use crate::range_cache::{ObjectKey, RangeCache};
 use crate::redacted::RedactedStore;
 use crate::retry::RetryPolicy;
 
@@ -74,6 +75,7 @@ pub struct TableStore {
     metrics: IoMetrics,
     cost: Arc<CostModel>,
     cache: MetadataCache,
+    range_cache: RangeCache,
 }
 
 impl fmt::Debug for TableStore {
@@ -133,6 +135,48 @@ impl TableStore {
         &self.cache
     }
 
+    /// The byte-range cache readers of this store read through (disabled
+    /// unless one was set: [`TableStoreBuilder::with_range_cache`]).
+    pub fn range_cache(&self) -> &RangeCache {
+        &self.range_cache
+    }
+
+    /// This store with `cache` as its byte-range cache (a `memory://`
+    /// store never uses a disk tier: its objects end with the process).
+    pub fn with_range_cache(mut self, cache: RangeCache) -> Self {
+        self.range_cache = if self.backend == Backend::Memory {
+            cache.without_disk()
+        } else {
+            cache
+        };
+        self
+    }
+
+    /// Fetches `ranges` of the object at `path` (a deletion-vector file, a
+    /// checkpoint part: any object whose ranges are known up front) as
+    /// [`crate::fetch_ranges`] does, with this store's cost model and
+    /// through its byte-range cache.
+    pub async fn fetch_ranges(
+        &self,
+        path: &Path,
+        ranges: &[std::ops::Range<u64>],
+        class: crate::ObjectClass,
+    ) -> Result<Vec<bytes::Bytes>> {
+        crate::fetch::Fetcher::new(Arc::clone(&self.store), path.clone())
+            .with_cache(Some(crate::fetch::CacheUse {
+                cache: self.range_cache.clone(),
+                key: Arc::new(ObjectKey {
+                    store: self.url.to_string(),
+                    path: path.to_string(),
+                    size: None,
+                    version: None,
+                }),
+                metrics: self.metrics.clone(),
+            }))
+            .fetch_planned(ranges, &self.cost.params(), class)
+            .await
+    }
+
     /// `relative` (a `/`-separated path below the table root, as in Delta
     /// `add.path`, already URL-decoded) as a store path.
     pub fn child(&self, relative: &str) -> Path {
@@ -162,6 +206,11 @@ impl TableStore {
             .with_size(size)
             .with_cache(Some(self.cache.clone()))
             .with_cost_model(Arc::clone(&self.cost))
+            .with_range_cache(
+                Some(self.range_cache.clone()),
+                self.url.as_str(),
+                self.metrics.clone(),
+            )
             .with_whole_object_threshold(if self.backend.is_remote() {
                 crate::reader::DEFAULT_WHOLE_OBJECT_THRESHOLD
             } else {
@@ -180,6 +229,7 @@ pub struct TableStoreBuilder {
     cost: Option<CostParams>,
     metrics: IoMetrics,
     cache: MetadataCache,
+    range_cache: RangeCache,
     store: Option<Arc<dyn ObjectStore>>,
 }
 
@@ -207,6 +257,7 @@ impl TableStoreBuilder {
             cost: None,
             metrics: IoMetrics::new(),
             cache: MetadataCache::default(),
+            range_cache: RangeCache::default(),
             store: None,
         }
     }
@@ -256,6 +307,13 @@ impl TableStoreBuilder {
     /// Shares this footer cache.
     pub fn with_metadata_cache(mut self, cache: MetadataCache) -> Self {
         self.cache = cache;
+        self
+    }
+
+    /// Reads pages, footers and DV files through `cache` (default: none;
+    /// see [`RangeCache`]).
+    pub fn with_range_cache(mut self, cache: RangeCache) -> Self {
+        self.range_cache = cache;
         self
     }
 
@@ -309,7 +367,9 @@ impl TableStoreBuilder {
             metrics: self.metrics,
             cost,
             cache: self.cache,
-        })
+            range_cache: RangeCache::default(),
+        }
+        .with_range_cache(self.range_cache))
     }
 
     #[cfg_attr(

@@ -116,6 +116,19 @@ impl SnapshotBuilder {
         self
     }
 
+    /// Reads checkpoint parts and sidecars through `cache` (for example
+    /// the table store's [`dar_io::TableStore::range_cache`], keyed under
+    /// its URL and counted in its metrics).
+    pub fn with_range_cache(
+        mut self,
+        cache: dar_io::RangeCache,
+        store_url: impl Into<String>,
+        metrics: dar_io::IoMetrics,
+    ) -> Self {
+        self.checkpoints = self.checkpoints.with_range_cache(cache, store_url, metrics);
+        self
+    }
+
     /// Plans the range reads of large checkpoints with `cost` (for example
     /// the table store's [`dar_io::TableStore::cost_model`]; default:
     /// dar-io's remote defaults).

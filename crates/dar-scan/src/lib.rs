@@ -106,7 +106,9 @@ pub use runtime::{
 pub use spec::ScanSpec;
 pub use split::{split_by_bytes, split_by_bytes_exact};
 pub use statistics::{ColumnStatistics, Estimate, PlanStatistics};
-pub use table::{Table, TableOptions, VersionSpec};
+pub use table::{
+    DEFAULT_CACHE_DIR_BYTES, DEFAULT_DATA_CACHE_BYTES, Table, TableOptions, VersionSpec,
+};
 pub use task::{FileAccess, ScanTask, SelectionRun};
 
 /// Re-exported: the deletion-vector descriptor of a [`ScanTask`].

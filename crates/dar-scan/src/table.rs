@@ -35,7 +35,18 @@ pub struct TableOptions {
     dv_cache_bytes: Option<usize>,
     other_stores: Vec<(String, TableStore)>,
     confine_to_root: bool,
+    data_cache_bytes: Option<usize>,
+    cache_dir: Option<std::path::PathBuf>,
+    cache_dir_bytes: Option<u64>,
 }
+
+/// Default memory budget of a table's byte-range cache on a remote store
+/// ([`TableOptions::with_data_cache_bytes`]).
+pub const DEFAULT_DATA_CACHE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Default budget of an on-disk cache directory
+/// ([`TableOptions::with_cache_dir_bytes`]).
+pub const DEFAULT_CACHE_DIR_BYTES: u64 = 8 * 1024 * 1024 * 1024;
 
 impl TableOptions {
     /// The stores configured for other origins (see [`Self::with_store_for`]).
@@ -116,6 +127,49 @@ impl TableOptions {
         self
     }
 
+    /// Memory budget of the table's cache of fetched byte ranges (page
+    /// data and whole small files), shared by all its scans, so that a
+    /// repeated query fetches none of the bytes an earlier one fetched
+    /// (see [`dar_io::RangeCache`]; 0 turns it off). Default:
+    /// [`DEFAULT_DATA_CACHE_BYTES`] on object storage, off on local disk
+    /// (the operating system's page cache serves repeated reads there).
+    pub fn with_data_cache_bytes(mut self, bytes: usize) -> Self {
+        self.data_cache_bytes = Some(bytes);
+        self
+    }
+
+    /// Keeps fetched footers, page indexes, pages, DVs and checkpoint parts
+    /// in files under `dir` as well, so that later processes reading the
+    /// same table skip those requests (off by default). Files are checked
+    /// on every read; a damaged one is fetched again.
+    pub fn with_cache_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Budget of the cache directory (default [`DEFAULT_CACHE_DIR_BYTES`]);
+    /// the oldest files go first.
+    pub fn with_cache_dir_bytes(mut self, bytes: u64) -> Self {
+        self.cache_dir_bytes = Some(bytes);
+        self
+    }
+
+    /// The byte-range cache these options ask for on `backend`.
+    fn range_cache(&self, backend: dar_io::Backend) -> dar_io::Result<dar_io::RangeCache> {
+        let memory = self.data_cache_bytes.unwrap_or(if backend.is_remote() {
+            DEFAULT_DATA_CACHE_BYTES
+        } else {
+            0
+        });
+        let cache = dar_io::RangeCache::new(memory);
+        match &self.cache_dir {
+            Some(dir) => {
+                cache.with_disk(dir, self.cache_dir_bytes.unwrap_or(DEFAULT_CACHE_DIR_BYTES))
+            }
+            None => Ok(cache),
+        }
+    }
+
     /// Byte budget of the deletion-vector cache (default 64 MiB).
     pub fn with_dv_cache_bytes(mut self, bytes: usize) -> Self {
         self.dv_cache_bytes = Some(bytes);
@@ -123,8 +177,9 @@ impl TableOptions {
     }
 }
 
-/// A Delta table at one version: its store (with I/O metrics and footer
-/// cache), its snapshot, and a deletion-vector cache shared by its scans.
+/// A Delta table at one version: its store (with I/O metrics, footer
+/// cache and byte-range cache), its snapshot, and a deletion-vector cache
+/// shared by its scans.
 /// Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Table {
@@ -199,6 +254,11 @@ impl Table {
             // model, like the data files.
             .with_metadata_cache(store.metadata_cache().clone())
             .with_cost_model(Arc::clone(store.cost_model()))
+            .with_range_cache(
+                store.range_cache().clone(),
+                store.url().as_str(),
+                store.metrics().clone(),
+            )
             .with_file_index(if options.lazy_file_index {
                 FileIndexMode::Lazy
             } else {
@@ -217,13 +277,26 @@ impl Table {
     }
 
     /// Opens the table of an already built store (for custom stores and
-    /// tests).
+    /// tests). A store without a byte-range cache gets the one `options`
+    /// ask for; a store built with one keeps it.
     ///
     /// # Errors
     ///
-    /// [`ScanError::Log`], as [`Table::open`].
+    /// [`ScanError::Log`], as [`Table::open`]; [`ScanError::Open`] when
+    /// the cache directory cannot be created.
     pub async fn from_store(store: TableStore, options: TableOptions) -> Result<Self> {
         let uri = store.url().to_string();
+        let store = if store.range_cache().is_enabled() {
+            store
+        } else {
+            let cache = options
+                .range_cache(store.backend())
+                .map_err(|source| ScanError::Open {
+                    uri: uri.clone(),
+                    source: Box::new(source),
+                })?;
+            store.with_range_cache(cache)
+        };
         let snapshot = Self::snapshot_builder(&store, &options)
             .build()
             .await
@@ -260,7 +333,7 @@ impl Table {
     }
 
     /// Moves to the newest version, replaying only the new commits. The
-    /// store, footer cache and DV cache are kept.
+    /// store, footer cache, byte-range cache and DV cache are kept.
     ///
     /// # Errors
     ///

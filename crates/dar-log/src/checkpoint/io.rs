@@ -31,6 +31,8 @@ pub struct CheckpointIo {
     cost: Option<Arc<CostModel>>,
     /// Decode on the runtime's other threads (see [`CheckpointIo::with_parallel_decode`]).
     sequential: bool,
+    /// Read through a byte-range cache (see [`CheckpointIo::with_range_cache`]).
+    range_cache: Option<(dar_io::RangeCache, String, dar_io::IoMetrics)>,
 }
 
 impl CheckpointIo {
@@ -49,6 +51,21 @@ impl CheckpointIo {
     /// table store's, which learns from its requests).
     pub fn with_cost_model(mut self, cost: Arc<CostModel>) -> Self {
         self.cost = Some(cost);
+        self
+    }
+
+    /// Reads checkpoint parts and sidecars through `cache` (its disk tier:
+    /// the checkpoint of a table another process read is not fetched
+    /// again), keyed under `store_url`, counted in `metrics`.
+    pub fn with_range_cache(
+        mut self,
+        cache: dar_io::RangeCache,
+        store_url: impl Into<String>,
+        metrics: dar_io::IoMetrics,
+    ) -> Self {
+        self.range_cache = cache
+            .is_enabled()
+            .then(|| (cache, store_url.into(), metrics));
         self
     }
 
@@ -119,6 +136,12 @@ impl CheckpointIo {
             .with_cache(Some(self.metadata_cache().clone()))
             .with_object_class(ObjectClass::Checkpoint)
             .with_whole_object_threshold(WHOLE_FILE_LIMIT);
+        let reader = match &self.range_cache {
+            Some((cache, url, metrics)) => {
+                reader.with_range_cache(Some(cache.clone()), url.as_str(), metrics.clone())
+            }
+            None => reader,
+        };
         match &self.cost {
             Some(cost) => reader.with_cost_model(Arc::clone(cost)),
             None => reader,

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use dar_dv::{DeletedRows, DvDescriptor, StorageType};
 use dar_io::ObjectClass;
-use object_store::ObjectStoreExt;
 use object_store::path::Path;
 
 use crate::error::{Result, ScanError};
@@ -44,24 +43,19 @@ async fn dv_bytes(
     location: &Path,
     range: Range<u64>,
 ) -> object_store::Result<Bytes> {
-    let store = runtime.store.store();
+    let store = &runtime.store;
+    let as_store_error = |e: dar_io::Error| object_store::Error::Generic {
+        store: "dar",
+        source: Box::new(e),
+    };
     if let Some(read) = dv_files.shared(location) {
-        let params = runtime.store.cost_model().params();
         let fetched = read
             .fetched
             .get_or_try_init(|| async {
-                let buffers = dar_io::fetch_ranges(
-                    store,
-                    location,
-                    &read.ranges,
-                    &params,
-                    ObjectClass::DeletionVector,
-                )
-                .await
-                .map_err(|e| object_store::Error::Generic {
-                    store: "dar",
-                    source: Box::new(e),
-                })?;
+                let buffers = store
+                    .fetch_ranges(location, &read.ranges, ObjectClass::DeletionVector)
+                    .await
+                    .map_err(as_store_error)?;
                 Ok::<_, object_store::Error>(read.ranges.iter().cloned().zip(buffers).collect())
             })
             .await?;
@@ -69,7 +63,15 @@ async fn dv_bytes(
             return Ok(bytes);
         }
     }
-    store.get_range(location, range).await
+    let mut one = store
+        .fetch_ranges(
+            location,
+            std::slice::from_ref(&range),
+            ObjectClass::DeletionVector,
+        )
+        .await
+        .map_err(as_store_error)?;
+    Ok(one.pop().unwrap_or_default())
 }
 
 /// `task`'s DV descriptor (bounded by `file_rows` when known) and the

@@ -21,15 +21,15 @@ use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
 
 use crate::common::collect;
 
-const FILES: i64 = 4;
-const ROWS: i64 = 16_000;
+pub(crate) const FILES: i64 = 4;
+pub(crate) const ROWS: i64 = 16_000;
 const ROW_GROUP: usize = 4_000;
 const PAGE: usize = 400;
 const VALUE_COLUMNS: usize = 10;
 
 /// `k` (row within its file, 0..ROWS), `id` (unique) and ten columns of
 /// incompressible values: 1.5 MB per file, above the whole-object size.
-fn wide_schema() -> Arc<Schema> {
+pub(crate) fn wide_schema() -> Arc<Schema> {
     let mut fields = vec![
         Field::new("k", DataType::Int64, false),
         Field::new("id", DataType::Int64, false),
@@ -38,7 +38,7 @@ fn wide_schema() -> Arc<Schema> {
     Arc::new(Schema::new(fields))
 }
 
-fn wide_batch(schema: &Arc<Schema>, file: i64) -> RecordBatch {
+pub(crate) fn wide_batch(schema: &Arc<Schema>, file: i64) -> RecordBatch {
     let mut columns: Vec<Arc<dyn Array>> = vec![
         Arc::new(Int64Array::from_iter_values(0..ROWS)),
         Arc::new(Int64Array::from_iter_values(
@@ -53,7 +53,7 @@ fn wide_batch(schema: &Arc<Schema>, file: i64) -> RecordBatch {
     RecordBatch::try_new(Arc::clone(schema), columns).unwrap()
 }
 
-fn wide_options() -> ParquetOptions {
+pub(crate) fn wide_options() -> ParquetOptions {
     ParquetOptions::default()
         .with_row_group_rows(ROW_GROUP)
         .with_page_rows(PAGE)

@@ -14,6 +14,7 @@ mod bad_input;
 mod changes;
 mod common;
 mod dat;
+mod data_cache;
 mod edges;
 mod hardening;
 mod io_shape;
