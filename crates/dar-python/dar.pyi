@@ -73,6 +73,16 @@ class Table:
         confine_paths: refuse every data or deletion-vector file outside
             the table root (absolute paths elsewhere, files on other
             stores), as `dar --confine-paths`, for tables you do not trust.
+        data_cache_bytes: memory budget of the table's cache of fetched
+            byte ranges, shared by all its scans, so that a repeated query
+            fetches none of the bytes an earlier one fetched (0 turns it
+            off). Default: 256 MiB on object storage, off on local disk.
+            Hits and misses are in `metrics()["io"]["cache"]`.
+        cache_dir: also keep fetched footers, page indexes, pages, deletion
+            vectors and checkpoints in files under this directory, so that
+            later processes skip those requests (as `dar --cache-dir`).
+            Every file is checked when read; a damaged one is fetched again.
+        cache_dir_bytes: budget of `cache_dir` (default 8 GiB).
 
     Raises:
         NotFoundError: no Delta log, or a version or timestamp outside the history.
@@ -91,6 +101,9 @@ class Table:
         timestamp: Union[int, str, datetime.datetime, None] = None,
         storage_options: Optional[Mapping[str, str]] = None,
         confine_paths: bool = False,
+        data_cache_bytes: Optional[int] = None,
+        cache_dir: Union[str, "os.PathLike[str]", None] = None,
+        cache_dir_bytes: Optional[int] = None,
     ) -> None: ...
     @property
     def uri(self) -> str:

@@ -65,6 +65,17 @@ pub struct WorkerArgs {
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]
     pub storage_options: Vec<String>,
 
+    /// Memory budget in MiB of the cache of fetched pages and small files
+    /// that the tables this worker reads share (0 turns it off). Default:
+    /// 256 for tables on object storage only; with this flag or
+    /// --cache-dir, every table reads through the cache.
+    #[arg(long, value_name = "MIB")]
+    pub data_cache_mib: Option<u64>,
+
+    /// The on-disk cache, for every table this worker reads.
+    #[command(flatten)]
+    pub cache: CacheArgs,
+
     /// A file holding the token every call must carry (a shared secret of
     /// at least 16 printable ASCII characters; give `dar sql --workers` the
     /// same). Without it, `DAR_WORKER_TOKEN` is read. Required when
@@ -121,6 +132,26 @@ pub struct TableArgs {
     /// read from the table's store.
     #[arg(long)]
     pub confine_paths: bool,
+
+    /// The on-disk cache.
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// `--cache-dir`: fetched bytes kept on disk across runs.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CacheArgs {
+    /// Keep fetched footers, page indexes, pages, deletion vectors and
+    /// checkpoints in files under DIR, so that later runs over the same
+    /// tables skip those requests. Every file is checked when read; a
+    /// damaged one is fetched again.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Budget of --cache-dir in MiB (default 8192); the oldest files go
+    /// first.
+    #[arg(long, value_name = "MIB", requires = "cache_dir")]
+    pub cache_dir_mib: Option<u64>,
 }
 
 /// `dar info`.
@@ -286,6 +317,10 @@ pub struct ChangesArgs {
     /// Refuse any data or deletion-vector file outside the table root.
     #[arg(long)]
     pub confine_paths: bool,
+
+    /// The on-disk cache.
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 /// `dar sql`.
@@ -313,6 +348,10 @@ pub struct SqlArgs {
     /// example `aws_region=eu-west-1`.
     #[arg(long = "storage-option", value_name = "KEY=VALUE")]
     pub storage_options: Vec<String>,
+
+    /// The on-disk cache, for every table of the query.
+    #[command(flatten)]
+    pub cache: CacheArgs,
 
     /// Print the physical plan, with the files, row groups and pages each
     /// Delta scan keeps (footers are read to know them), instead of the rows.

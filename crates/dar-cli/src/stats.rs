@@ -44,6 +44,33 @@ fn io_line(io: &IoSnapshot) -> String {
     )
 }
 
+/// What the byte-range cache served and missed, when it was used.
+fn cache_line(io: &IoSnapshot) -> Option<String> {
+    let c = &io.cache;
+    if c.hits + c.disk_hits + c.misses + c.corrupt == 0 {
+        return None;
+    }
+    let mut line = format!(
+        "{} hits ({}) in memory, {} on disk ({}), {} misses ({})",
+        c.hits,
+        human_bytes(c.hit_bytes),
+        c.disk_hits,
+        human_bytes(c.disk_hit_bytes),
+        c.misses,
+        human_bytes(c.miss_bytes)
+    );
+    if c.corrupt > 0 {
+        line.push_str(&format!(
+            ", {} damaged cache files fetched again",
+            c.corrupt
+        ));
+    }
+    if c.evictions > 0 {
+        line.push_str(&format!(", {} evicted", c.evictions));
+    }
+    Some(line)
+}
+
 /// Writes the report. `open_io` is the I/O of opening the table (the log);
 /// `m.io` is the I/O of the scan itself.
 pub fn write_stats(
@@ -94,6 +121,9 @@ pub fn write_stats(
     )?;
     writeln!(w, "  io (log):   {}", io_line(open_io))?;
     writeln!(w, "  io (scan):  {}", io_line(&m.io))?;
+    if let Some(line) = cache_line(&m.io) {
+        writeln!(w, "  cache:      {line}")?;
+    }
     writeln!(
         w,
         "  time:       open {}, plan {}, scan {}",

@@ -4,7 +4,7 @@
 use dar_io::StorageOptions;
 use dar_scan::{Table, TableOptions};
 
-use crate::cli::TableArgs;
+use crate::cli::{CacheArgs, TableArgs};
 use crate::error::CliError;
 
 /// Parses `--timestamp` ([`dar_scan::parse_timestamp_ms`]: RFC 3339 or
@@ -26,11 +26,29 @@ pub fn parse_storage_options(entries: &[String]) -> Result<StorageOptions, CliEr
     })
 }
 
-/// The table options for `args` (version, storage options, confinement).
+/// `options` with the caches of a one-shot command: no memory tier (one
+/// scan reads each byte once), the disk tier of `--cache-dir` if given.
+pub fn with_cache(options: TableOptions, cache: &CacheArgs) -> TableOptions {
+    let options = options.with_data_cache_bytes(0);
+    match &cache.cache_dir {
+        Some(dir) => {
+            let options = options.with_cache_dir(dir);
+            match cache.cache_dir_mib {
+                Some(mib) => options.with_cache_dir_bytes(mib.saturating_mul(1024 * 1024)),
+                None => options,
+            }
+        }
+        None => options,
+    }
+}
+
+/// The table options for `args` (version, storage options, confinement,
+/// cache directory).
 pub fn table_options(args: &TableArgs) -> Result<TableOptions, CliError> {
     let mut options = TableOptions::new()
         .with_storage_options(parse_storage_options(&args.storage_options)?)
         .with_paths_confined_to_root(args.confine_paths);
+    options = with_cache(options, &args.cache);
     if let Some(v) = args.version {
         options = options.with_version(v);
     }

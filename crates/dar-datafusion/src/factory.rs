@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use dar_io::StorageOptions;
 use dar_scan::{Table, TableOptions};
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::common::{DataFusionError, Result};
@@ -21,14 +20,18 @@ use crate::provider::{DeltaTableProvider, scan_error};
 /// it, as the `dar` command line and the Python module parse theirs.
 #[derive(Debug, Clone, Default)]
 pub struct DeltaTableFactory {
-    storage: StorageOptions,
+    base: TableOptions,
     options: DeltaScanOptions,
 }
 
 impl DeltaTableFactory {
-    /// A factory whose tables use `storage` and `options`.
-    pub fn new(storage: StorageOptions, options: DeltaScanOptions) -> Self {
-        Self { storage, options }
+    /// A factory whose tables open with `base` (storage options, caches;
+    /// the statement's options are added to it) and scan with `options`.
+    pub fn new(base: impl Into<TableOptions>, options: DeltaScanOptions) -> Self {
+        Self {
+            base: base.into(),
+            options,
+        }
     }
 }
 
@@ -66,8 +69,9 @@ impl TableProviderFactory for DeltaTableFactory {
             .options
             .iter()
             .map(|(key, value)| (key.strip_prefix("format.").unwrap_or(key), value));
-        let options = TableOptions::new()
-            .with_storage_options(self.storage.clone())
+        let options = self
+            .base
+            .clone()
             .with_pairs(pairs)
             .map_err(|e| invalid(&name, e.to_string()))?;
         // The opening future is not `Send` (a `TableProviderFactory` future

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use dar_io::StorageOptions;
 use dar_scan::{ChangeBound, Table, TableOptions};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
@@ -22,14 +21,18 @@ use crate::provider::{DeltaTableProvider, scan_error};
 /// command line and the Python module parse theirs.
 #[derive(Debug, Clone, Default)]
 pub struct DeltaScanFunction {
-    storage: StorageOptions,
+    base: TableOptions,
     options: DeltaScanOptions,
 }
 
 impl DeltaScanFunction {
-    /// The function with storage options for every table it opens.
-    pub fn new(storage: StorageOptions, options: DeltaScanOptions) -> Self {
-        Self { storage, options }
+    /// The function opening every table with `base` (storage options,
+    /// caches; a version argument overrides its version).
+    pub fn new(base: impl Into<TableOptions>, options: DeltaScanOptions) -> Self {
+        Self {
+            base: base.into(),
+            options,
+        }
     }
 }
 
@@ -94,7 +97,7 @@ impl TableFunctionImpl for DeltaScanFunction {
                 exprs.len()
             )));
         }
-        let mut options = TableOptions::new().with_storage_options(self.storage.clone());
+        let mut options = self.base.clone();
         match exprs.get(1) {
             None => {}
             Some(DfExpr::Literal(v, _)) => {
@@ -130,14 +133,18 @@ impl TableFunctionImpl for DeltaScanFunction {
 /// for `delta_scan`.
 #[derive(Debug, Clone, Default)]
 pub struct TableChangesFunction {
-    storage: StorageOptions,
+    base: TableOptions,
     options: DeltaScanOptions,
 }
 
 impl TableChangesFunction {
-    /// The function with storage options for every table it opens.
-    pub fn new(storage: StorageOptions, options: DeltaScanOptions) -> Self {
-        Self { storage, options }
+    /// The function opening every table with `base` (storage options,
+    /// caches; a version argument overrides its version).
+    pub fn new(base: impl Into<TableOptions>, options: DeltaScanOptions) -> Self {
+        Self {
+            base: base.into(),
+            options,
+        }
     }
 }
 
@@ -179,7 +186,7 @@ impl TableFunctionImpl for TableChangesFunction {
         }
         let start = change_bound("start", &exprs[1])?;
         let end = exprs.get(2).map(|e| change_bound("end", e)).transpose()?;
-        let options = TableOptions::new().with_storage_options(self.storage.clone());
+        let options = self.base.clone();
         let scan_options = self.options;
         let open_uri = uri.clone();
         let provider = block(&uri, move || async move {

@@ -64,6 +64,7 @@ mod statistics;
 use std::sync::Arc;
 
 use dar_io::StorageOptions;
+use dar_scan::TableOptions;
 use datafusion::prelude::SessionContext;
 
 pub use exec::DeltaScanExec;
@@ -87,21 +88,27 @@ pub fn register_dar(ctx: &SessionContext) {
     register_dar_with(ctx, StorageOptions::new(), DeltaScanOptions::default());
 }
 
-/// Registers dar in `ctx`; tables opened by `delta_scan` and `STORED AS
-/// DELTA` use `storage` and `options`.
-pub fn register_dar_with(ctx: &SessionContext, storage: StorageOptions, options: DeltaScanOptions) {
+/// Registers dar in `ctx`; tables opened by `delta_scan`, `table_changes`
+/// and `STORED AS DELTA` open with `base` (storage options, or whole
+/// [`TableOptions`]: caches, confinement) and scan with `options`.
+pub fn register_dar_with(
+    ctx: &SessionContext,
+    base: impl Into<TableOptions>,
+    options: DeltaScanOptions,
+) {
+    let base: TableOptions = base.into();
     ctx.register_udtf(
         DELTA_SCAN_FUNCTION,
-        Arc::new(DeltaScanFunction::new(storage.clone(), options)),
+        Arc::new(DeltaScanFunction::new(base.clone(), options)),
     );
     ctx.register_udtf(
         TABLE_CHANGES_FUNCTION,
-        Arc::new(TableChangesFunction::new(storage.clone(), options)),
+        Arc::new(TableChangesFunction::new(base.clone(), options)),
     );
     let state = ctx.state_ref();
     let mut state = state.write();
     state.table_factories_mut().insert(
         DELTA_FILE_TYPE.to_string(),
-        Arc::new(DeltaTableFactory::new(storage, options)),
+        Arc::new(DeltaTableFactory::new(base, options)),
     );
 }

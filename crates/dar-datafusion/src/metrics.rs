@@ -46,7 +46,8 @@ pub(crate) fn add_scan_metrics(set: &mut MetricsSet, m: &MetricsSnapshot) {
         .counters()
         .into_iter()
         .filter(|(name, _)| !name.ends_with("_output"))
-        .chain(io);
+        .chain(io)
+        .chain(m.io.cache.named());
     for (name, value) in counts {
         set.push(count(name, value));
     }

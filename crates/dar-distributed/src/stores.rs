@@ -5,7 +5,9 @@
 //! worker opens the store for that URI with the storage options it was
 //! started with (and the environment's usual variables, as `dar-io` reads
 //! them), once per table: later scans of the same table share the store's
-//! footer cache and the DV cache. The opened tables are bounded (see
+//! footer cache and the DV cache, and every table's store reads through
+//! the worker's one byte-range cache ([`WorkerStores::with_data_cache`]),
+//! so a repeated query fetches none of the pages it fetched before. The opened tables are bounded (see
 //! [`WorkerStores::MAX_TABLES`] and [`WorkerStores::TABLE_IDLE`]): a worker
 //! serving many tables keeps the recent ones, not all it ever saw.
 
@@ -13,7 +15,7 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use dar_io::{StorageOptions, TableStore};
+use dar_io::{RangeCache, StorageOptions, TableStore};
 use dar_scan::{ScanMetrics, ScanRuntime};
 use datafusion::common::{DataFusionError, Result};
 use moka::policy::EvictionPolicy;
@@ -37,9 +39,22 @@ pub struct ScanRecord {
 pub struct WorkerStores {
     name: String,
     storage: StorageOptions,
+    /// The byte-range cache every table's store reads through.
+    data_cache: DataCache,
     /// Runtimes by table URI, bounded by count and idle time.
     runtimes: Cache<String, ScanRuntime>,
     recent: Mutex<VecDeque<ScanRecord>>,
+}
+
+/// Which stores read through the worker's byte-range cache.
+#[derive(Debug, Clone)]
+enum DataCache {
+    /// Stores on object storage, through one cache of
+    /// [`dar_scan::DEFAULT_DATA_CACHE_BYTES`] (local reads have the page
+    /// cache of the operating system).
+    RemoteDefault(RangeCache),
+    /// Every store, through this cache.
+    All(RangeCache),
 }
 
 fn runtimes(max_tables: u64, idle: Duration) -> Cache<String, ScanRuntime> {
@@ -84,6 +99,9 @@ impl WorkerStores {
         Self {
             name: name.into(),
             storage,
+            data_cache: DataCache::RemoteDefault(RangeCache::new(
+                dar_scan::DEFAULT_DATA_CACHE_BYTES,
+            )),
             runtimes: runtimes(Self::MAX_TABLES, Self::TABLE_IDLE),
             recent: Mutex::new(VecDeque::new()),
         }
@@ -95,6 +113,27 @@ impl WorkerStores {
     pub fn with_table_bounds(mut self, max_tables: u64, idle: Duration) -> Self {
         self.runtimes = runtimes(max_tables, idle);
         self
+    }
+
+    /// Every table's store reads through `cache` (one budget for the whole
+    /// worker, shared by its tables and queries), whatever its backend.
+    /// Default: a [`dar_scan::DEFAULT_DATA_CACHE_BYTES`] memory cache for
+    /// tables on object storage.
+    pub fn with_data_cache(mut self, cache: RangeCache) -> Self {
+        self.data_cache = DataCache::All(cache);
+        self
+    }
+
+    /// The store of `uri`, reading through the worker's cache.
+    fn open_store(&self, uri: &str) -> dar_io::Result<TableStore> {
+        let store = TableStore::open(uri, self.storage.clone())?;
+        Ok(match &self.data_cache {
+            DataCache::All(cache) => store.with_range_cache(cache.clone()),
+            DataCache::RemoteDefault(cache) if store.backend().is_remote() => {
+                store.with_range_cache(cache.clone())
+            }
+            DataCache::RemoteDefault(_) => store,
+        })
     }
 
     /// Tables open now.
@@ -113,9 +152,7 @@ impl WorkerStores {
     pub(crate) fn runtime(&self, uri: &str) -> Result<ScanRuntime> {
         // Concurrent first scans of one table open it once.
         self.runtimes
-            .try_get_with_by_ref(uri, || {
-                TableStore::open(uri, self.storage.clone()).map(ScanRuntime::new)
-            })
+            .try_get_with_by_ref(uri, || self.open_store(uri).map(ScanRuntime::new))
             .map_err(|e| {
                 DataFusionError::Execution(format!("cannot open the store of table '{uri}': {e}"))
             })

@@ -42,6 +42,7 @@ use crate::wire::{ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, WorkerChannels};
 #[derive(Debug, Clone)]
 pub struct WorkerOptions {
     storage: StorageOptions,
+    data_cache: Option<dar_io::RangeCache>,
     token: Option<Token>,
     tls: Option<ServerTls>,
     ca: Option<TlsCa>,
@@ -55,11 +56,20 @@ impl WorkerOptions {
     pub fn new(storage: StorageOptions) -> Self {
         Self {
             storage,
+            data_cache: None,
             token: None,
             tls: None,
             ca: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
+    }
+
+    /// Reads every table through `cache` (see
+    /// [`WorkerStores::with_data_cache`]; default: a memory cache for tables
+    /// on object storage).
+    pub fn with_data_cache(mut self, cache: dar_io::RangeCache) -> Self {
+        self.data_cache = Some(cache);
+        self
     }
 
     /// Requires `token` on every call (and sends it to peers).
@@ -186,7 +196,11 @@ pub async fn serve_with(
 }
 
 fn stores_for(address: SocketAddr, options: &WorkerOptions) -> WorkerStores {
-    WorkerStores::new(format!("worker {address}"), options.storage.clone())
+    let stores = WorkerStores::new(format!("worker {address}"), options.storage.clone());
+    match &options.data_cache {
+        Some(cache) => stores.with_data_cache(cache.clone()),
+        None => stores,
+    }
 }
 
 /// A worker running in this process (see [`WorkerHandle::start`]); it

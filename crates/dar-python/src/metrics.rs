@@ -13,7 +13,8 @@ use pyo3::types::PyDict;
 /// {"files_total": 4, "files_pruned": 3, ..., "rows_output": 8, "batches_output": 1,
 ///  "stage_seconds": {"file_pruning": 0.0017, ...},
 ///  "io": {"requests": 1, "bytes": 8601, "lists": 0,
-///         "classes": {"footer": {"requests": 1, "bytes": 8601, "errors": 0}, ...}}}
+///         "classes": {"footer": {"requests": 1, "bytes": 8601, "errors": 0}, ...},
+///         "cache": {"hits": 0, "hit_bytes": 0, "disk_hits": 0, ..., "misses": 0, ...}}}
 /// ```
 pub fn metrics_dict<'py>(py: Python<'py>, m: &MetricsSnapshot) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -41,6 +42,11 @@ pub fn metrics_dict<'py>(py: Python<'py>, m: &MetricsSnapshot) -> PyResult<Bound
         classes.set_item(class.name(), entry)?;
     }
     io.set_item("classes", classes)?;
+    let cache = PyDict::new(py);
+    for (name, value) in m.io.cache.named() {
+        cache.set_item(name.strip_prefix("cache_").unwrap_or(name), value)?;
+    }
+    io.set_item("cache", cache)?;
     d.set_item("io", io)?;
     Ok(d)
 }

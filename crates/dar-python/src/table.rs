@@ -45,7 +45,8 @@ impl Table {
     /// released), so errors about the table surface at once.
     /// `confine_paths` refuses data and DV files outside the table root.
     #[new]
-    #[pyo3(signature = (uri, *, version = None, timestamp = None, storage_options = None, confine_paths = false))]
+    #[pyo3(signature = (uri, *, version = None, timestamp = None, storage_options = None, confine_paths = false, data_cache_bytes = None, cache_dir = None, cache_dir_bytes = None))]
+    #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn new(
         py: Python<'_>,
         uri: PathBuf,
@@ -53,8 +54,20 @@ impl Table {
         timestamp: Option<&Bound<'_, PyAny>>,
         storage_options: Option<HashMap<String, String>>,
         confine_paths: bool,
+        data_cache_bytes: Option<&Bound<'_, PyInt>>,
+        cache_dir: Option<PathBuf>,
+        cache_dir_bytes: Option<&Bound<'_, PyInt>>,
     ) -> PyResult<Self> {
-        let options = table_options(version, timestamp, storage_options, confine_paths)?;
+        let mut options = table_options(version, timestamp, storage_options, confine_paths)?;
+        if let Some(n) = count_argument("data_cache_bytes", data_cache_bytes)? {
+            options = options.with_data_cache_bytes(n);
+        }
+        if let Some(dir) = cache_dir {
+            options = options.with_cache_dir(dir);
+        }
+        if let Some(n) = count_argument("cache_dir_bytes", cache_dir_bytes)? {
+            options = options.with_cache_dir_bytes(n as u64);
+        }
         let uri = uri.to_string_lossy().into_owned();
         let open = move || async move { dar_scan::Table::open_with(&uri, options).await };
         let table = wait(py, open)?.map_err(scan_to_py)?;

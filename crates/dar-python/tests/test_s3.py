@@ -103,3 +103,39 @@ def test_datafusion_scan_errors_name_the_file_not_the_secret(s3_server_bin, tmp_
     finally:
         server.stdin.close()
         server.wait(timeout=30)
+
+
+def test_a_repeated_scan_of_an_s3_table_is_served_from_its_cache(s3, tmp_path):
+    """On object storage a Table keeps the bytes it fetched: a second scan
+    makes no page request; with `data_cache_bytes=0` it fetches again, and
+    a new Table over the same `cache_dir` reads footers and pages from it."""
+    f = "trip_id BETWEEN 165 AND 175"
+    t = dar.Table("s3://dar/sample", storage_options=s3)
+    first = t.scan(columns=["trip_id", "fare"], filter=f)
+    rows = first.to_table()
+    assert first.metrics()["io"]["cache"]["misses"] > 0
+    again = t.scan(columns=["trip_id", "fare"], filter=f)
+    assert again.to_table().equals(rows)
+    m = again.metrics()["io"]
+    assert m["classes"]["page_data"]["requests"] == 0 and m["classes"]["footer"]["requests"] == 0, m
+    assert m["cache"]["hits"] > 0 and m["cache"]["misses"] == 0, m
+
+    off = dar.Table("s3://dar/sample", storage_options=s3, data_cache_bytes=0)
+    off.scan(columns=["trip_id", "fare"], filter=f).to_table()
+    second = off.scan(columns=["trip_id", "fare"], filter=f)
+    second.to_table()
+    assert second.metrics()["io"]["classes"]["page_data"]["requests"] > 0
+    assert second.metrics()["io"]["cache"]["hits"] == 0
+
+    cache = tmp_path / "cache"
+    dar.Table("s3://dar/sample", storage_options=s3, cache_dir=cache).scan(
+        columns=["trip_id", "fare"], filter=f
+    ).to_table()
+    later = dar.Table("s3://dar/sample", storage_options=s3, data_cache_bytes=0, cache_dir=cache)
+    scan = later.scan(columns=["trip_id", "fare"], filter=f)
+    assert scan.to_table().equals(rows)
+    io = scan.metrics()["io"]
+    assert io["classes"]["footer"]["requests"] == 0 and io["classes"]["page_data"]["requests"] == 0, io
+    assert io["cache"]["disk_hits"] > 0, io
+    with pytest.raises(dar.InvalidArgumentError, match="data_cache_bytes"):
+        dar.Table("s3://dar/sample", storage_options=s3, data_cache_bytes=-1)

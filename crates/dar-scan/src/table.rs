@@ -40,6 +40,13 @@ pub struct TableOptions {
     cache_dir_bytes: Option<u64>,
 }
 
+impl From<StorageOptions> for TableOptions {
+    /// Defaults with these storage options.
+    fn from(storage: StorageOptions) -> Self {
+        Self::new().with_storage_options(storage)
+    }
+}
+
 /// Default memory budget of a table's byte-range cache on a remote store
 /// ([`TableOptions::with_data_cache_bytes`]).
 pub const DEFAULT_DATA_CACHE_BYTES: usize = 256 * 1024 * 1024;

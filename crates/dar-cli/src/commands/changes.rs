@@ -66,6 +66,7 @@ pub async fn run(args: &ChangesArgs, streams: &mut Streams<'_>) -> Result<(), Cl
         timestamp: None,
         storage_options: args.storage_options.clone(),
         confine_paths: args.confine_paths,
+        cache: args.cache.clone(),
     })
     .await?;
     let open_io = table.store().metrics().snapshot();

@@ -55,7 +55,8 @@ async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError
     // plan shows the row groups and pages each scan keeps.
     let options = DeltaScanOptions::new().with_resolve_at_plan(args.explain);
     let ctx = session(args)?;
-    register_dar_with(&ctx, storage.clone(), options);
+    let base = crate::table::with_cache(TableOptions::from(storage), &args.cache);
+    register_dar_with(&ctx, base.clone(), options);
     // The local folders of the registered tables: `--output` never writes
     // inside one.
     let mut table_roots: Vec<PathBuf> = Vec::new();
@@ -70,11 +71,7 @@ async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError
                 });
             }
         };
-        let table = Table::open_with(
-            uri,
-            TableOptions::new().with_storage_options(storage.clone()),
-        )
-        .await?;
+        let table = Table::open_with(uri, base.clone()).await?;
         let url = table.store().url();
         if url.scheme() == "file"
             && let Ok(root) = url.to_file_path()

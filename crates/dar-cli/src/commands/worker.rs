@@ -29,6 +29,23 @@ fn options(
     if let Some(token) = token {
         options = options.with_token(token);
     }
+    if args.data_cache_mib.is_some() || args.cache.cache_dir.is_some() {
+        let mib = args
+            .data_cache_mib
+            .unwrap_or((dar_scan::DEFAULT_DATA_CACHE_BYTES >> 20) as u64);
+        let memory = usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+        let mut cache = dar_io::RangeCache::new(memory);
+        if let Some(dir) = &args.cache.cache_dir {
+            let bytes = args
+                .cache
+                .cache_dir_mib
+                .map_or(dar_scan::DEFAULT_CACHE_DIR_BYTES, |m| {
+                    m.saturating_mul(1 << 20)
+                });
+            cache = cache.with_disk(dir, bytes)?;
+        }
+        options = options.with_data_cache(cache);
+    }
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         options = options.with_tls(ServerTls::from_pem_files(cert, key)?);
     }

@@ -107,6 +107,47 @@ fn sql_on_worker_processes_gives_the_rows_of_one_process() {
 }
 
 #[test]
+fn workers_with_a_cache_dir_keep_what_they_fetch_there() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().to_str().unwrap();
+    let workers: Vec<Worker> = (0..2)
+        .map(|_| Worker::start_with(&["--data-cache-mib", "16", "--cache-dir", dir], None))
+        .collect();
+    let trips = format!("trips={}", arg(&sample()));
+    let query = "SELECT trip_id, vendor, fare FROM trips WHERE passengers > 2 AND fare > 10";
+    let run = || {
+        let out = dar()
+            .args(["sql", query, "--table", &trips, "--format", "csv"])
+            .args(["--workers", &addresses(&workers)])
+            .assert()
+            .success();
+        sorted_lines(&out.get_output().stdout)
+    };
+    let first = run();
+    assert!(first.len() > 1);
+    assert_eq!(run(), first);
+    let files = std::fs::read_dir(cache.path()).unwrap().count();
+    assert!(files > 0, "the workers kept nothing in {dir}");
+
+    // A cache directory that cannot be made stops the worker, naming it.
+    let blocker = cache.path().join("a-file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let bad = blocker.join("sub");
+    let out = dar()
+        .args([
+            "worker",
+            "--listen",
+            "127.0.0.1:0",
+            "--cache-dir",
+            bad.to_str().unwrap(),
+        ])
+        .assert()
+        .failure();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("a-file"), "{err}");
+}
+
+#[test]
 fn bad_worker_addresses_are_one_line_errors() {
     let out = dar()
         .args(["sql", "SELECT 1", "--workers", "not a host"])

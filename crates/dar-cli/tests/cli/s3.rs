@@ -82,3 +82,97 @@ async fn wrong_credentials_fail_on_one_line_without_the_secret() {
     assert!(!err.contains(S3Server::SECRET_KEY), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// The `io (scan)` and `cache` lines of `dar ... --stats` output.
+fn stats_lines(stderr: &[u8]) -> (String, String) {
+    let text = String::from_utf8_lossy(stderr).to_string();
+    let line = |prefix: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} line in {text}"))
+            .to_string()
+    };
+    (line("io (scan):"), line("cache:"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_run_with_a_cache_dir_fetches_no_footer_or_page() {
+    let server = serve_sample("cache-bucket").await;
+    let cache = tempfile::tempdir().unwrap();
+    let scan = || {
+        let mut cmd = dar_without_aws_env();
+        cmd.args([
+            "scan",
+            "s3://cache-bucket/sample",
+            "--format",
+            "csv",
+            "--stats",
+        ])
+        .args([
+            "--filter",
+            "trip_id BETWEEN 165 AND 175",
+            "--columns",
+            "trip_id,fare",
+        ])
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .envs(server.env());
+        cmd
+    };
+    let first = run(scan()).await;
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let (io, cache_line) = stats_lines(&first.stderr);
+    assert!(io.contains("page_data") || io.contains("footer"), "{io}");
+    assert!(cache_line.contains("0 on disk"), "{cache_line}");
+
+    let second = run(scan()).await;
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert_eq!(second.stdout, first.stdout);
+    let (io, cache_line) = stats_lines(&second.stderr);
+    assert!(!io.contains("page_data") && !io.contains("footer"), "{io}");
+    assert!(!cache_line.contains(" 0 on disk"), "{cache_line}");
+
+    // `dar sql` reads the same directory.
+    let mut sql = dar_without_aws_env();
+    sql.args([
+        "sql",
+        "SELECT count(*) AS n FROM t WHERE trip_id BETWEEN 165 AND 175",
+        "--table",
+        "t=s3://cache-bucket/sample",
+        "--format",
+        "csv",
+    ])
+    .arg("--cache-dir")
+    .arg(cache.path())
+    .envs(server.env());
+    let out = run(sql).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "n\n8\n");
+
+    // A directory that cannot be made is an error naming it.
+    let file = cache.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let mut bad = dar_without_aws_env();
+    bad.args(["info", "s3://cache-bucket/sample", "--cache-dir"])
+        .arg(file.join("sub"))
+        .envs(server.env());
+    let out = run(bad).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("cache directory") && err.contains("a-file"),
+        "{err}"
+    );
+}

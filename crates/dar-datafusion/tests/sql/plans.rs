@@ -360,3 +360,33 @@ async fn table_function_and_factory_on_a_current_thread_runtime() {
         .unwrap();
     assert_eq!(first_i64(&b), 9);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_partition_of_a_repeated_query_reads_through_one_table_cache() {
+    let t = tables().await;
+    let ctx = context(4);
+    let table = Table::open_with(
+        t.sample.to_str().unwrap(),
+        dar_scan::TableOptions::new().with_data_cache_bytes(16 << 20),
+    )
+    .await
+    .unwrap();
+    register_delta_table(&ctx, "sample", table.clone()).unwrap();
+    let sql = "SELECT trip_id, fare FROM sample WHERE fare > 20 ORDER BY trip_id";
+    let first = physical(&ctx, sql).await;
+    let want = collect(Arc::clone(&first), ctx.task_ctx()).await.unwrap();
+    assert!(metric(&first, "cache_misses") > 0);
+    let before = file_requests(&table);
+    assert!(before > 0);
+
+    let second = physical(&ctx, sql).await;
+    let got = collect(Arc::clone(&second), ctx.task_ctx()).await.unwrap();
+    assert_eq!(got, want);
+    assert_eq!(
+        file_requests(&table),
+        before,
+        "the second query fetched pages"
+    );
+    assert!(metric(&second, "cache_hits") > 0);
+    assert_eq!(metric(&second, "cache_misses"), 0);
+}

@@ -105,3 +105,45 @@ async fn a_worker_that_cannot_read_the_store_says_so() {
     assert!(!err.contains("not-the-secret"), "{err}");
     assert!(!err.contains(S3Server::SECRET_KEY), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_query_on_workers_fetches_no_page_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = serve_table(dir.path()).await;
+    let workers = start_workers(2, &server.storage_options()).await;
+    let ctx = coordinator(&workers);
+    register_delta_table(&ctx, "many", s3_table(&server).await).unwrap();
+    let first = lines(&ctx.sql(QUERY).await.unwrap().collect().await.unwrap());
+    // Which files each worker has read so far.
+    let mut read: Vec<std::collections::HashSet<String>> = vec![Default::default(); workers.len()];
+    let mut seen = vec![0; workers.len()];
+    let mut repeated = 0;
+    for _ in 0..4 {
+        for (i, w) in workers.iter().enumerate() {
+            let scans = w.stores().recent_scans();
+            for scan in &scans[seen[i]..] {
+                read[i].extend(scan.files.iter().cloned());
+            }
+            seen[i] = scans.len();
+        }
+        assert_eq!(
+            lines(&ctx.sql(QUERY).await.unwrap().collect().await.unwrap()),
+            first
+        );
+        // A scan whose files its worker had all read before makes no
+        // footer or page request: they come from the worker's cache.
+        for (i, w) in workers.iter().enumerate() {
+            for scan in &w.stores().recent_scans()[seen[i]..] {
+                if scan.files.iter().all(|f| read[i].contains(f)) {
+                    let io = scan.metrics.snapshot().io;
+                    let fetched = io.class(dar_io::ObjectClass::PageData).requests
+                        + io.class(dar_io::ObjectClass::Footer).requests;
+                    assert_eq!(fetched, 0, "{io}");
+                    assert!(io.cache.hits > 0, "{io}");
+                    repeated += 1;
+                }
+            }
+        }
+    }
+    assert!(repeated > 0, "no worker was given files it had read before");
+}

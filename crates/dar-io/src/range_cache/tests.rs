@@ -1,3 +1,8 @@
+#![allow(
+    clippy::single_range_in_vec_init,
+    reason = "one byte range per read is what these tests read"
+)]
+
 use std::sync::Arc;
 
 use object_store::memory::InMemory;
