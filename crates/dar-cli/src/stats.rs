@@ -51,12 +51,14 @@ fn cache_line(io: &IoSnapshot) -> Option<String> {
         return None;
     }
     let mut line = format!(
-        "{} hits ({}) in memory, {} on disk ({}), {} misses ({})",
+        "{} hit{} ({}) in memory, {} on disk ({}), {} miss{} ({})",
         c.hits,
+        if c.hits == 1 { "" } else { "s" },
         human_bytes(c.hit_bytes),
         c.disk_hits,
         human_bytes(c.disk_hit_bytes),
         c.misses,
+        if c.misses == 1 { "" } else { "es" },
         human_bytes(c.miss_bytes)
     );
     if c.corrupt > 0 {
