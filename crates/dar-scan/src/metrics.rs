@@ -82,6 +82,7 @@ struct Counters {
     rows_skipped_by_pages: AtomicU64,
     rows_deleted_by_dv: AtomicU64,
     rows_filtered: AtomicU64,
+    rows_filter_evaluated: AtomicU64,
     rows_output: AtomicU64,
     batches_output: AtomicU64,
     files_answered_from_log: AtomicU64,
@@ -134,6 +135,10 @@ pub struct MetricsSnapshot {
     pub rows_deleted_by_dv: u64,
     /// Rows decoded then dropped by the predicate.
     pub rows_filtered: u64,
+    /// Rows the row filter's steps evaluated, summed over the steps: each
+    /// step decodes its columns only for the rows earlier steps kept, so
+    /// this is below rows read times steps when early steps filter.
+    pub rows_filter_evaluated: u64,
     /// Rows returned.
     pub rows_output: u64,
     /// Batches returned.
@@ -147,7 +152,7 @@ pub struct MetricsSnapshot {
 impl MetricsSnapshot {
     /// Every counter with its name (`files_total`, `files_pruned`, ...), for
     /// adapters that export them (DataFusion metrics, Python dicts).
-    pub fn counters(&self) -> [(&'static str, u64); 15] {
+    pub fn counters(&self) -> [(&'static str, u64); 16] {
         [
             ("files_total", self.files_total),
             ("files_pruned", self.files_pruned),
@@ -162,6 +167,7 @@ impl MetricsSnapshot {
             ("rows_skipped_by_pages", self.rows_skipped_by_pages),
             ("rows_deleted_by_dv", self.rows_deleted_by_dv),
             ("rows_filtered", self.rows_filtered),
+            ("rows_filter_evaluated", self.rows_filter_evaluated),
             ("rows_output", self.rows_output),
             ("batches_output", self.batches_output),
         ]
@@ -210,6 +216,7 @@ impl ScanMetrics {
         add_rows_skipped_by_pages => rows_skipped_by_pages,
         add_rows_deleted_by_dv => rows_deleted_by_dv,
         add_rows_filtered => rows_filtered,
+        add_rows_filter_evaluated => rows_filter_evaluated,
         add_rows_output => rows_output,
         add_batches_output => batches_output,
         add_column_lookups => column_lookups,
@@ -254,6 +261,7 @@ impl ScanMetrics {
             rows_skipped_by_pages: get(&c.rows_skipped_by_pages),
             rows_deleted_by_dv: get(&c.rows_deleted_by_dv),
             rows_filtered: get(&c.rows_filtered),
+            rows_filter_evaluated: get(&c.rows_filter_evaluated),
             rows_output: get(&c.rows_output),
             batches_output: get(&c.batches_output),
             stage_time: Stage::ALL

@@ -10,8 +10,10 @@
 //!    │     ├─ row-group and page pruning, each column read from where the
 //!    │     │  file's column map resolved it (by name, physical name or
 //!    │     │  field id: the same column the data comes from)
-//!    │     └─ parquet RowFilter: decoded first, the other columns only for
-//!    │        rows that pass
+//!    │     └─ parquet RowFilter, one step per group of conjuncts on the
+//!    │        same columns (cheapest columns first): each step decodes its
+//!    │        columns only for the rows earlier steps kept, the other
+//!    │        columns only for rows that pass them all
 //!    └─ other conjuncts (touch a partition column)
 //!          ├─ only partition columns ─► decided once per file from its
 //!          │                            partition values (skip or read all)
@@ -30,6 +32,16 @@ use dar_prune::{Expr, Predicate};
 
 use crate::error::{Result, ScanError};
 
+/// Data conjuncts that read the same top-level fields: one step of the row
+/// filter.
+#[derive(Debug, Clone)]
+pub(crate) struct DataConjunct {
+    /// Their conjunction.
+    pub predicate: Predicate,
+    /// The top-level fields they read, in first-use order.
+    pub roots: Vec<usize>,
+}
+
 /// The bound predicate and its parts.
 #[derive(Debug, Clone)]
 pub(crate) struct ScanPredicate {
@@ -40,6 +52,9 @@ pub(crate) struct ScanPredicate {
     pub data: Option<Predicate>,
     /// The other conjuncts: residual filter after partition columns.
     pub rest: Option<Predicate>,
+    /// `data` grouped by the fields each conjunct reads, in the order the
+    /// caller wrote them.
+    pub data_conjuncts: Vec<DataConjunct>,
     /// Top-level fields (indexes into the table's fields) of `data`.
     pub data_roots: Vec<usize>,
     /// Top-level fields of `rest`.
@@ -82,10 +97,34 @@ impl ScanPredicate {
         let (data, rest): (Vec<Expr>, Vec<Expr>) = parts
             .into_iter()
             .partition(|e| roots(e, index).iter().all(|r| !is_partition[*r]));
+        let mut groups: Vec<(Vec<usize>, Vec<Expr>)> = Vec::new();
+        for e in &data {
+            let r = roots(e, index);
+            let mut key = r.clone();
+            key.sort_unstable();
+            match groups.iter_mut().find(|(k, _)| {
+                let mut k = k.clone();
+                k.sort_unstable();
+                k == key
+            }) {
+                Some((_, exprs)) => exprs.push(e.clone()),
+                None => groups.push((r, vec![e.clone()])),
+            }
+        }
+        let data_conjuncts = groups
+            .into_iter()
+            .map(|(roots, exprs)| {
+                Ok(DataConjunct {
+                    predicate: bind(Expr::and_all(exprs))?,
+                    roots,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         let data = (!data.is_empty()).then(|| Expr::and_all(data));
         let rest = (!rest.is_empty()).then(|| Expr::and_all(rest));
         let rest_roots = rest.as_ref().map(|r| roots(r, index)).unwrap_or_default();
         Ok(Self {
+            data_conjuncts,
             data_roots: data.as_ref().map(|d| roots(d, index)).unwrap_or_default(),
             rest_on_partitions_only: rest_roots.iter().all(|r| is_partition[*r]),
             rest_roots,
@@ -118,5 +157,33 @@ mod tests {
         let sp = ScanPredicate::new(expr, &schema, &index, &[false, true]).unwrap();
         assert!(sp.rest_on_partitions_only);
         assert_eq!(sp.data.unwrap().expr().to_string(), "id > 1");
+    }
+
+    #[test]
+    fn data_conjuncts_are_grouped_by_the_columns_they_read() {
+        let schema = Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("b", DataType::Utf8, true),
+            Field::new("p", DataType::Utf8, true),
+        ]);
+        let index = HashMap::from([("a", 0), ("b", 1), ("p", 2)]);
+        let expr = dar_prune::parse_expr(
+            "a > 3 AND b = 'x' AND p = 'q' AND a < 9 AND (b = 'y' OR a = 1) AND (a = 2 OR b = 'z')",
+        )
+        .unwrap();
+        let sp = ScanPredicate::new(expr, &schema, &index, &[false, false, true]).unwrap();
+        let groups: Vec<(String, Vec<usize>)> = sp
+            .data_conjuncts
+            .iter()
+            .map(|g| (g.predicate.expr().to_string(), g.roots.clone()))
+            .collect();
+        assert_eq!(groups.len(), 3, "{groups:?}");
+        assert_eq!(groups[0].1, vec![0]);
+        assert!(
+            groups[0].0.contains("a > 3") && groups[0].0.contains("a < 9"),
+            "{groups:?}"
+        );
+        assert_eq!(groups[1], ("b = 'x'".to_string(), vec![1]));
+        assert_eq!(groups[2].1, vec![1, 0]);
     }
 }

@@ -167,9 +167,10 @@ fn file_roots(columns: &ColumnMap, fields: impl IntoIterator<Item = usize>) -> V
     roots
 }
 
-/// The row filter of one file: the data conjuncts evaluated on their own
-/// columns, decoded first (parquet's `RowFilter`), so that the other
-/// columns are decoded only for rows that pass.
+/// One step of a file's row filter: a group of data conjuncts evaluated on
+/// their own columns, decoded before the others (parquet's `RowFilter`)
+/// and only for the rows earlier steps kept, so that the other columns are
+/// decoded only for rows that pass every step.
 #[derive(Debug)]
 pub(crate) struct FilterPlan {
     /// The file roots the filter decodes.
@@ -178,6 +179,8 @@ pub(crate) struct FilterPlan {
     sources: Vec<Source>,
     schema: SchemaRef,
     predicate: Predicate,
+    /// What decoding its columns costs per row ([`decode_cost`]).
+    cost: usize,
     path: Arc<str>,
     metrics: ScanMetrics,
 }
@@ -202,6 +205,7 @@ impl FilterPlan {
             .evaluate(&logical)
             .map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
         let mask = definitely_true(mask);
+        self.metrics.add_rows_filter_evaluated(rows as u64);
         self.metrics
             .add_rows_filtered((rows - mask.true_count()) as u64);
         Ok(mask)
@@ -210,6 +214,37 @@ impl FilterPlan {
     /// The projection mask of the filter's columns.
     pub(crate) fn mask(&self, parquet: &SchemaDescriptor) -> ProjectionMask {
         ProjectionMask::roots(parquet, self.mask_roots.iter().copied())
+    }
+}
+
+/// What decoding one value of a column of `data_type` costs, roughly (bytes
+/// of fixed-width values; more for strings, binaries and nested values,
+/// whose bytes are copied and offsets built): the order of the row
+/// filter's steps. Statistics give no selectivity for most conjuncts (an
+/// equality on a column with min < value < max), so cost alone decides.
+pub(crate) fn decode_cost(data_type: &DataType) -> usize {
+    match data_type {
+        DataType::Boolean => 1,
+        DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView => 32,
+        DataType::Struct(fields) => {
+            fields
+                .iter()
+                .map(|f| decode_cost(f.data_type()))
+                .sum::<usize>()
+                + 8
+        }
+        DataType::List(_)
+        | DataType::LargeList(_)
+        | DataType::ListView(_)
+        | DataType::LargeListView(_)
+        | DataType::FixedSizeList(..)
+        | DataType::Map(..) => 64,
+        other => other.primitive_width().unwrap_or(16),
     }
 }
 
@@ -248,9 +283,10 @@ pub(crate) struct BatchPlan {
 
 impl BatchPlan {
     /// The plan of the file at `path` whose Arrow schema is `file` and
-    /// whose columns resolved to `columns`, and its row filter when the
-    /// data conjuncts go to the decoder; `constants` holds each partition
-    /// column's value repeated (by top-level field).
+    /// whose columns resolved to `columns`, and the steps of its row filter
+    /// (in the order they run) when the data conjuncts go to the decoder;
+    /// `constants` holds each partition column's value repeated (by
+    /// top-level field).
     pub(crate) fn new(
         state: &Arc<ScanState>,
         path: &str,
@@ -258,7 +294,7 @@ impl BatchPlan {
         columns: &ColumnMap,
         constants: &[Option<ArrayRef>],
         metrics: &ScanMetrics,
-    ) -> Result<(Self, Option<FilterPlan>)> {
+    ) -> Result<(Self, Vec<FilterPlan>)> {
         let sources = Sources {
             state,
             columns,
@@ -270,38 +306,43 @@ impl BatchPlan {
         let any_output = state.projected.iter().any(|p| *p);
 
         // The data conjuncts go into a RowFilter when the output has
-        // columns and the file holds at least one of their columns.
+        // columns, one step per group of conjuncts on the same columns that
+        // the file holds at least one of; cheapest columns first, so that
+        // wide columns decode only for the rows narrow ones kept.
         let mut residual: Vec<Predicate> = Vec::new();
         let mut residual_fields: Vec<usize> = Vec::new();
-        let mut filter = None;
+        let mut filters = Vec::new();
         if let Some(p) = &state.predicate {
-            if let Some(data) = &p.data {
-                let mask_roots = file_roots(columns, p.data_roots.iter().copied());
+            for group in &p.data_conjuncts {
+                let mask_roots = file_roots(columns, group.roots.iter().copied());
                 if any_output && !mask_roots.is_empty() {
-                    let sources = p
-                        .data_roots
+                    let sources = group
+                        .roots
                         .iter()
                         .map(|f| sources.source(*f, &mask_roots, &mut plans, false))
                         .collect::<Result<Vec<_>>>()?;
-                    let schema = Arc::new(Schema::new(
-                        p.data_roots
-                            .iter()
-                            .map(|f| Arc::clone(&state.fields[*f]))
-                            .collect::<Vec<_>>(),
-                    ));
-                    filter = Some(FilterPlan {
+                    let fields: Vec<FieldRef> = group
+                        .roots
+                        .iter()
+                        .map(|f| Arc::clone(&state.fields[*f]))
+                        .collect();
+                    let cost = fields.iter().map(|f| decode_cost(f.data_type())).sum();
+                    filters.push(FilterPlan {
                         mask_roots,
                         sources,
-                        schema,
-                        predicate: data.clone(),
+                        schema: Arc::new(Schema::new(fields)),
+                        predicate: group.predicate.clone(),
+                        cost,
                         path: path.into(),
                         metrics: metrics.clone(),
                     });
                 } else {
-                    residual.push(data.clone());
-                    residual_fields.extend(&p.data_roots);
+                    residual.push(group.predicate.clone());
+                    residual_fields.extend(&group.roots);
                 }
             }
+            // Stable: equal costs keep the caller's order.
+            filters.sort_by_key(|f| f.cost);
             if let Some(rest) = &p.rest {
                 // Conjuncts on partition columns alone were decided before
                 // the file was opened.
@@ -344,7 +385,7 @@ impl BatchPlan {
             output,
             metrics: metrics.clone(),
         };
-        Ok((plan, filter))
+        Ok((plan, filters))
     }
 
     /// The projection mask of the decoded columns.

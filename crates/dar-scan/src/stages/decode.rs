@@ -3,8 +3,9 @@
 //!
 //! ```text
 //! ParquetRecordBatchStream (projection: the plan's file roots; row
-//!   │  groups and RowSelection from stage 6; RowFilter: the data
-//!   │  conjuncts on their own columns, decoded first)
+//!   │  groups and RowSelection from stage 6; RowFilter: one step per
+//!   │  group of data conjuncts on the same columns, cheapest first, each
+//!   │  decoding its columns for the rows earlier steps kept)
 //!   ▼
 //! BatchPlan::shape: read batch (file columns adapted, partition
 //!   constants, nulls) ─► residual conjuncts ─► output columns
@@ -18,14 +19,13 @@ use std::time::Instant;
 use arrow_array::{ArrayRef, RecordBatch};
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
-use parquet::arrow::ParquetRecordBatchStreamBuilder;
-use parquet::arrow::arrow_reader::{ArrowPredicateFn, RowFilter};
+use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 
 use super::footer::FooterRead;
 use super::wide::{self, WideRead};
 use crate::error::{Result, ScanError};
 use crate::metrics::{ScanMetrics, Stage};
-use crate::schema::batch_plan::BatchPlan;
+use crate::schema::batch_plan::{BatchPlan, FilterPlan};
 use crate::schema::partitions::repeat;
 use crate::state::ScanState;
 use crate::task::FileAccess;
@@ -77,7 +77,7 @@ pub(crate) fn stream(
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let path = footer.file.task.object_path.as_str();
     let constants = partition_constants(&footer, state)?;
-    let (plan, filter) = BatchPlan::new(
+    let (plan, filters) = BatchPlan::new(
         state,
         path,
         footer.metadata.schema(),
@@ -87,17 +87,20 @@ pub(crate) fn stream(
     )?;
     let parquet_schema = footer.metadata.parquet_schema();
     let mask = plan.mask(parquet_schema);
-    let filter = filter.map(|f| (f.mask(parquet_schema), f));
+    let filters: Vec<(ProjectionMask, Arc<FilterPlan>)> = filters
+        .into_iter()
+        .map(|f| (f.mask(parquet_schema), Arc::new(f)))
+        .collect();
     let location = footer.location;
     let limit = state.spec.limit.filter(|_| !plan.has_residual());
-    let leaves = wide::leaves(&footer.metadata, &mask, filter.as_ref().map(|(m, _)| m));
+    let leaves = wide::leaves(&footer.metadata, &mask, filters.iter().map(|(m, _)| m));
     let parquet_stream = if leaves.len() >= wide::WIDE_CHUNKS {
         wide::stream(WideRead {
             reader: footer.reader,
             metadata: footer.metadata,
             leaves,
             mask,
-            filter: filter.map(|(mask, f)| (mask, Arc::new(f))),
+            filters,
             row_groups: access.row_groups.clone(),
             selection: access.row_selection(),
             limit,
@@ -115,10 +118,8 @@ pub(crate) fn stream(
         if let Some(limit) = limit {
             builder = builder.with_limit(limit);
         }
-        if let Some((mask, filter)) = filter {
-            let predicate =
-                ArrowPredicateFn::new(mask, move |batch: RecordBatch| filter.evaluate(&batch));
-            builder = builder.with_row_filter(RowFilter::new(vec![Box::new(predicate)]));
+        if !filters.is_empty() {
+            builder = builder.with_row_filter(wide::row_filter(&filters));
         }
         builder
             .build()

@@ -33,11 +33,11 @@ use crate::schema::batch_plan::FilterPlan;
 /// Column chunks per row group from which a file is decoded here.
 pub(crate) const WIDE_CHUNKS: usize = 2048;
 
-/// The leaf columns of `mask` (and of `filter`), as indexes.
-pub(crate) fn leaves(
+/// The leaf columns of `mask` (and of the `filters`), as indexes.
+pub(crate) fn leaves<'a>(
     metadata: &ArrowReaderMetadata,
     mask: &ProjectionMask,
-    filter: Option<&ProjectionMask>,
+    filters: impl Iterator<Item = &'a ProjectionMask> + Clone,
 ) -> Vec<usize> {
     let n = metadata
         .metadata()
@@ -45,8 +45,24 @@ pub(crate) fn leaves(
         .schema_descr()
         .num_columns();
     (0..n)
-        .filter(|&i| mask.leaf_included(i) || filter.is_some_and(|f| f.leaf_included(i)))
+        .filter(|&i| mask.leaf_included(i) || filters.clone().any(|f| f.leaf_included(i)))
         .collect()
+}
+
+/// parquet's row filter of `filters`, one predicate per step, in order.
+pub(crate) fn row_filter(filters: &[(ProjectionMask, Arc<FilterPlan>)]) -> RowFilter {
+    RowFilter::new(
+        filters
+            .iter()
+            .map(|(mask, filter)| {
+                let filter = Arc::clone(filter);
+                Box::new(ArrowPredicateFn::new(
+                    mask.clone(),
+                    move |batch: RecordBatch| filter.evaluate(&batch),
+                )) as Box<dyn parquet::arrow::arrow_reader::ArrowPredicate>
+            })
+            .collect(),
+    )
 }
 
 /// What the synchronous reader of each row group is built with.
@@ -59,8 +75,8 @@ pub(crate) struct WideRead<R> {
     pub leaves: Vec<usize>,
     /// The decoded columns.
     pub mask: ProjectionMask,
-    /// The data conjuncts, decoded first, with their columns.
-    pub filter: Option<(ProjectionMask, Arc<FilterPlan>)>,
+    /// The steps of the row filter, in order, with their columns.
+    pub filters: Vec<(ProjectionMask, Arc<FilterPlan>)>,
     /// Row groups to read, in order.
     pub row_groups: Vec<usize>,
     /// Rows of those row groups to read, concatenated.
@@ -149,12 +165,8 @@ async fn row_group<R: AsyncFileReader>(
     if let Some(limit) = read.limit {
         builder = builder.with_limit(limit);
     }
-    if let Some((mask, filter)) = &read.filter {
-        let filter = filter.clone();
-        let predicate = ArrowPredicateFn::new(mask.clone(), move |batch: RecordBatch| {
-            filter.evaluate(&batch)
-        });
-        builder = builder.with_row_filter(RowFilter::new(vec![Box::new(predicate)]));
+    if !read.filters.is_empty() {
+        builder = builder.with_row_filter(row_filter(&read.filters));
     }
     builder.build()
 }

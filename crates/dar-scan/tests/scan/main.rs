@@ -16,6 +16,7 @@ mod common;
 mod dat;
 mod data_cache;
 mod edges;
+mod filter_steps;
 mod hardening;
 mod io_shape;
 mod kernel;
