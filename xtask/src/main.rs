@@ -60,7 +60,8 @@ enum Command {
         /// Workloads (`W1`..`W7`) or cases (`W5.grouped`); default all.
         #[arg(long, value_delimiter = ',')]
         workloads: Vec<String>,
-        /// Readers; default all but `dar-polars` (it builds dar's wheel).
+        /// Readers; default all but `dar-polars` and `dar-python` (they
+        /// build dar's wheel).
         #[arg(long, value_enum, value_delimiter = ',')]
         readers: Vec<Reader>,
         /// Measured rounds per reader and case (after one warm-up).
@@ -81,6 +82,11 @@ enum Command {
         /// A run that takes longer fails.
         #[arg(long, default_value_t = 900)]
         timeout_secs: u64,
+        /// Initialized tables: each reader opens the table once, then runs
+        /// the query twice; the cases are reported as `<case>/first` and
+        /// `<case>/second` (readers with one process per query sit out).
+        #[arg(long)]
+        session: bool,
     },
     /// Write `summary.md` and the charts again from `runs.csv` files.
     Report {
@@ -205,6 +211,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 storage,
                 fixtures,
                 out: out.clone(),
+                session: false,
             };
             bench::report(&opts, &manifest, &runs)?;
             println!("{}", out.display());
@@ -220,6 +227,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             out,
             dar_bin,
             timeout_secs,
+            session,
         } => {
             let venv = venv::Venv::ensure(&venv::Venv::default_dir())?;
             let fixtures = fixtures.unwrap_or_else(|| fixtures::default_dir(scale));
@@ -230,12 +238,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let readers = if readers.is_empty() {
                 Reader::ALL
                     .into_iter()
-                    .filter(|r| *r != Reader::DarPolars)
+                    .filter(|r| !r.needs_dar_module())
                     .collect()
             } else {
                 readers
             };
-            if readers.contains(&Reader::DarPolars) {
+            if readers.iter().any(|r| r.needs_dar_module()) {
                 venv.install_dar_module()?;
             }
             // Only the `dar-cli` and `dar-sql` readers run the binary.
@@ -258,6 +266,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 storage,
                 fixtures,
                 out: out.unwrap_or_else(bench::default_out),
+                session,
             };
             let dir = bench::run(&opts, &manifest, &ctx)?;
             println!("{}", dir.display());

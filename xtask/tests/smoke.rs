@@ -86,3 +86,61 @@ fn quick_bench_every_reader_returns_the_checked_result() {
         assert!(svg.contains("<svg"), "{chart}");
     }
 }
+
+#[test]
+fn session_mode_times_a_first_and_a_second_query_on_one_opened_table() {
+    let xtask = PathBuf::from(env!("CARGO_BIN_EXE_xtask"));
+    let dar = xtask.with_file_name("dar");
+    let out = tempfile::tempdir().unwrap();
+    let status = Command::new(&xtask)
+        .args([
+            "bench",
+            "--scale",
+            "quick",
+            "--session",
+            "--workloads",
+            "W5.grouped",
+        ])
+        .args(["--rounds", "1", "--storage", "s3"])
+        .args(["--readers", "dar,dar-cli,delta-rs,polars,duckdb"])
+        .arg("--out")
+        .arg(out.path())
+        .arg("--dar-bin")
+        .arg(&dar)
+        .status()
+        .unwrap();
+    assert!(status.success(), "xtask bench --session failed: {status}");
+    let csv = std::fs::read_to_string(out.path().join("runs.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    for reader in ["dar", "delta-rs", "polars", "duckdb"] {
+        for phase in ["first", "second"] {
+            let case = format!("W5.grouped/{phase}");
+            let mine: Vec<&Vec<&str>> = rows
+                .iter()
+                .filter(|r| r[col("reader")] == reader && r[col("case")] == case)
+                .collect();
+            // The checked warm-up and one round, each with its result.
+            assert_eq!(mine.len(), 2, "{reader} {case}: {mine:?}");
+            for r in mine {
+                assert_eq!(r[col("status")], "ok", "{reader} {case}: {r:?}");
+                assert!(r[col("secs")].parse::<f64>().unwrap() > 0.0, "{r:?}");
+            }
+        }
+    }
+    // A reader with one process per query sits the session out, saying why.
+    let cli: Vec<&Vec<&str>> = rows
+        .iter()
+        .filter(|r| r[col("reader")] == "dar-cli")
+        .collect();
+    assert!(!cli.is_empty());
+    assert!(
+        cli.iter().all(|r| r[col("status")] == "unsupported"),
+        "{cli:?}"
+    );
+    let summary = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
+    assert!(summary.contains("W5.grouped/second"), "{summary}");
+    assert!(out.path().join("charts/s3-W5.grouped-second.svg").exists());
+}

@@ -45,7 +45,11 @@ pub fn write_all(
             if let Some(n) = floor.network {
                 lines.push(("network floor", n.secs));
             }
-            let path = dir.join(format!("{}-{}.svg", storage.name(), case.id));
+            let path = dir.join(format!(
+                "{}-{}.svg",
+                storage.name(),
+                case.id.replace('/', "-")
+            ));
             draw(
                 &path,
                 &format!("{} on {}", case.id, storage.name()),

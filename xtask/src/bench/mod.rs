@@ -122,6 +122,8 @@ pub struct BenchOptions {
     pub fixtures: PathBuf,
     /// Output directory.
     pub out: PathBuf,
+    /// Initialized tables: open once, time a first and a second query.
+    pub session: bool,
 }
 
 /// One measured (or failed) run: a row of `runs.csv`.
@@ -155,6 +157,10 @@ pub struct Run {
     pub bytes: [u64; 4],
     /// The reader's error, or what was wrong.
     pub note: String,
+    /// Session mode: the first query's seconds and CPU seconds (`secs` and
+    /// `cpu_secs` are the second's).
+    #[serde(skip)]
+    pub first: Option<(f64, f64)>,
 }
 
 /// A case's floors on one storage.
@@ -164,6 +170,44 @@ pub struct Floors {
     pub arrow_rs_secs: Option<f64>,
     /// The computed network floor (S3 storages).
     pub network: Option<network_floor::NetworkFloor>,
+}
+
+/// The queries of a session, in order (`<case>/first`, `<case>/second`).
+pub const SESSION_PHASES: [&str; 2] = ["first", "second"];
+
+/// The cases a report shows: in session mode each case twice, its first
+/// and its second query.
+fn reported(cases: &[Case], session: bool) -> Vec<Case> {
+    if !session {
+        return cases.to_vec();
+    }
+    cases
+        .iter()
+        .flat_map(|c| {
+            SESSION_PHASES.iter().map(move |phase| Case {
+                id: format!("{}/{phase}", c.id),
+                ..c.clone()
+            })
+        })
+        .collect()
+}
+
+/// The rows of `runs.csv` for one run: itself, or in session mode one row
+/// per query (the first from its phase times; requests and bytes cover the
+/// whole session, open included, on both).
+fn session_rows(opts: &BenchOptions, run: Run) -> Vec<Run> {
+    if !opts.session {
+        return vec![run];
+    }
+    let mut first = run.clone();
+    first.case = format!("{}/{}", run.case, SESSION_PHASES[0]);
+    if let Some((secs, cpu)) = run.first {
+        first.secs = secs;
+        first.cpu_secs = cpu;
+    }
+    let mut second = run;
+    second.case = format!("{}/{}", second.case, SESSION_PHASES[1]);
+    vec![first, second]
 }
 
 /// Runs the bench; returns the output directory.
@@ -192,6 +236,7 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
         .map_err(|e| e.to_string())?;
     let mut runs = Vec::new();
     let mut floors: BTreeMap<(Storage, String), Floors> = BTreeMap::new();
+    let report_cases = reported(&cases, opts.session);
     let s3_cases: Vec<&Case> = cases.iter().filter(|c| c.on_s3).collect();
     let mut uploads: Vec<(PathBuf, String)> = Vec::new();
     for c in &s3_cases {
@@ -244,6 +289,7 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
             let mut floor = Floors::default();
             if let Some(link) = link.filter(|l| !l.latency.is_zero())
                 && case.action != Action::Changes
+                && !opts.session
             {
                 floor.network = Some(network_floor::compute(&opts.fixtures, table, case, link)?);
             }
@@ -257,13 +303,13 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
                     .map(|r| r.secs),
             );
             floors.insert((storage, case.id.clone()), floor);
-            runs.extend(case_runs);
+            runs.extend(case_runs.into_iter().flat_map(|r| session_rows(opts, r)));
             report::write_csv(&opts.out.join("runs.csv"), &runs)?;
         }
     }
-    let summary = report::summary(opts, &cases, &runs, &floors);
+    let summary = report::summary(opts, &report_cases, &runs, &floors);
     std::fs::write(opts.out.join("summary.md"), summary).map_err(|e| e.to_string())?;
-    charts::write_all(&opts.out, &opts.storage, &cases, &runs, &floors)?;
+    charts::write_all(&opts.out, &opts.storage, &report_cases, &runs, &floors)?;
     env::write(&opts.out.join("env.json"), opts, ctx)?;
     Ok(opts.out.clone())
 }
@@ -276,17 +322,24 @@ pub fn report(opts: &BenchOptions, manifest: &Manifest, inputs: &[PathBuf]) -> R
     for csv in inputs {
         runs.extend(report::read_csv(csv)?);
     }
+    let session = runs
+        .iter()
+        .any(|r| r.case.ends_with(&format!("/{}", SESSION_PHASES[1])));
     let present = |c: &Case| runs.iter().any(|r| r.case == c.id);
-    let cases: Vec<Case> = workload::cases(manifest.tables.contains_key("w6_300k"))
-        .into_iter()
-        .filter(present)
-        .collect();
+    let cases: Vec<Case> = reported(
+        &workload::cases(manifest.tables.contains_key("w6_300k")),
+        session,
+    )
+    .into_iter()
+    .filter(present)
+    .collect();
     let mut floors = BTreeMap::new();
     for &storage in &opts.storage {
         for case in &cases {
             let mut floor = Floors::default();
             if let Some(link) = storage.link().filter(|l| !l.latency.is_zero())
                 && case.action != Action::Changes
+                && !session
             {
                 let table = manifest.table(&case.table)?;
                 floor.network = Some(network_floor::compute(&opts.fixtures, table, case, link)?);
@@ -377,6 +430,7 @@ fn run_case(
         limit: case.limit,
         changes_from: case.changes_from,
         verify,
+        session: opts.session,
         storage: storage_options.clone(),
         files: if reader.is_floor() {
             table.files.clone()
@@ -401,11 +455,22 @@ fn run_case(
         requests: [0; 4],
         bytes: [0; 4],
         note,
+        first: None,
     };
     // Warm-up, which also checks the result; a reader that fails here is
     // reported and not timed.
     for &reader in &opts.readers {
-        if let Some(why) = reader.cannot_run(case) {
+        let session_refusal = || {
+            if case.action != Action::Scan {
+                Some("session mode times scans")
+            } else {
+                reader.cannot_hold_a_session()
+            }
+        };
+        if let Some(why) = reader
+            .cannot_run(case)
+            .or_else(|| opts.session.then(session_refusal).flatten())
+        {
             out.push(blank(reader, 0, "unsupported", why.into()));
             continue;
         }
@@ -515,6 +580,7 @@ fn measured(
         requests: io.requests,
         bytes: io.bytes,
         note: String::new(),
+        first: o.result.first.map(|p| (p.secs, p.cpu_secs)),
     }
 }
 

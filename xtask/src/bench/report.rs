@@ -356,6 +356,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<Run>, String> {
             requests: [int(11)?, int(12)?, int(13)?, int(14)?],
             bytes: [int(15)?, int(16)?, int(17)?, int(18)?],
             note: note.to_string(),
+            first: None,
         });
     }
     Ok(out)

@@ -32,6 +32,8 @@ pub enum Reader {
     /// dar's Python module as a lazy Polars frame (`dar.scan_polars`),
     /// streaming batches as the `polars` reader does.
     DarPolars,
+    /// dar's Python module: `dar.Table` and `Table.scan`, as Arrow batches.
+    DarPython,
     /// Python `deltalake` (`QueryBuilder`).
     DeltaRs,
     /// `polars.scan_delta`, streaming batches.
@@ -46,11 +48,12 @@ pub enum Reader {
 
 impl Reader {
     /// Every reader, in report order.
-    pub const ALL: [Reader; 9] = [
+    pub const ALL: [Reader; 10] = [
         Reader::Dar,
         Reader::DarCli,
         Reader::DarSql,
         Reader::DarPolars,
+        Reader::DarPython,
         Reader::DeltaRs,
         Reader::Polars,
         Reader::Duckdb,
@@ -65,6 +68,7 @@ impl Reader {
             Reader::DarCli => "dar-cli",
             Reader::DarSql => "dar-sql",
             Reader::DarPolars => "dar-polars",
+            Reader::DarPython => "dar-python",
             Reader::DeltaRs => "delta-rs",
             Reader::Polars => "polars",
             Reader::Duckdb => "duckdb",
@@ -85,8 +89,13 @@ impl Reader {
     pub fn is_dar(self) -> bool {
         matches!(
             self,
-            Reader::Dar | Reader::DarCli | Reader::DarSql | Reader::DarPolars
+            Reader::Dar | Reader::DarCli | Reader::DarSql | Reader::DarPolars | Reader::DarPython
         )
+    }
+
+    /// Whether it runs dar's Python module (whose wheel the bench builds).
+    pub fn needs_dar_module(self) -> bool {
+        matches!(self, Reader::DarPolars | Reader::DarPython)
     }
 
     /// Whether it is the arrow-rs floor.
@@ -97,6 +106,17 @@ impl Reader {
     /// Whether its time covers the whole process (start-up included).
     pub fn whole_process(self) -> bool {
         matches!(self, Reader::DarCli | Reader::DarSql)
+    }
+
+    /// Why the reader cannot run two queries on one opened table, if so.
+    pub fn cannot_hold_a_session(self) -> Option<&'static str> {
+        match self {
+            Reader::DarCli | Reader::DarSql => Some("one process per query"),
+            Reader::ArrowRs => Some("not a Delta reader: no table to hold open"),
+            Reader::Daft => Some("a Daft frame plans from the log again for every query"),
+            Reader::DarPolars => Some("dar's module holds a table as `dar-python`"),
+            _ => None,
+        }
     }
 
     /// Why the reader cannot run `case` at all (before trying), if so.
@@ -111,6 +131,9 @@ impl Reader {
             }
             (Action::Files | Action::Changes | Action::Count, Reader::DarPolars) => {
                 Some("a Polars frame reads rows of the table only")
+            }
+            (Action::Files | Action::Changes | Action::Count, Reader::DarPython) => {
+                Some("the bench reads rows through dar's module")
             }
             (Action::Files, Reader::Polars | Reader::Duckdb | Reader::Daft) => {
                 Some("no API that lists a Delta table's active files")
@@ -147,6 +170,10 @@ pub struct ReadSpec {
     pub changes_from: Option<u64>,
     /// Write the result as an Arrow IPC stream to stdout.
     pub verify: bool,
+    /// Open the table once, run the query twice; `secs` times the second
+    /// query and `first` the first (the result is the second's).
+    #[serde(default)]
+    pub session: bool,
     /// Object-store options (`aws_endpoint`, ...), for S3.
     pub storage: Option<BTreeMap<String, String>>,
     /// The floor's files, relative to `uri`, with their DV-deleted rows.
@@ -162,6 +189,19 @@ pub struct RunnerResult {
     /// Seconds from opening the table to the last batch.
     pub secs: f64,
     /// Process CPU seconds in the same span.
+    pub cpu_secs: f64,
+    /// Session mode: the first query after opening (`secs` and `cpu_secs`
+    /// are then the second query's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<Phase>,
+}
+
+/// The time of one query of a session.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Phase {
+    /// Seconds.
+    pub secs: f64,
+    /// Process CPU seconds.
     pub cpu_secs: f64,
 }
 

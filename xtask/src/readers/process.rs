@@ -53,7 +53,12 @@ fn program(ctx: &RunContext, spec: &ReadSpec) -> Result<(PathBuf, Vec<String>), 
     Ok(match spec.reader {
         Reader::Dar => (ctx.xtask.clone(), vec!["read".into(), "dar".into(), json]),
         Reader::ArrowRs => (ctx.xtask.clone(), vec!["read".into(), "floor".into(), json]),
-        Reader::DeltaRs | Reader::Polars | Reader::Duckdb | Reader::Daft | Reader::DarPolars => (
+        Reader::DeltaRs
+        | Reader::Polars
+        | Reader::Duckdb
+        | Reader::Daft
+        | Reader::DarPolars
+        | Reader::DarPython => (
             ctx.python.clone(),
             vec![ctx.peers_py.display().to_string(), json],
         ),
@@ -197,6 +202,7 @@ pub fn run(ctx: &RunContext, spec: &ReadSpec) -> Result<Outcome, String> {
             rows: out_rows,
             secs: usage.wall_secs,
             cpu_secs: usage.cpu_secs,
+            first: None,
         }
     } else {
         let line = stderr
