@@ -248,3 +248,49 @@ async fn every_shared_table_reads_the_same_rows_with_the_cache_on_and_off() {
     }
     assert!(read >= 35, "only {read} shared tables were read");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_concurrent_scans_keep_the_cache_within_its_budget() {
+    let (server, _dir) = table_on_s3().await;
+    // Less than the table's pages: entries are evicted while scans run.
+    let budget = 2 << 20;
+    let t = open(&server, TableOptions::new().with_data_cache_bytes(budget)).await;
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watch = {
+        let (t, done) = (t.clone(), Arc::clone(&done));
+        tokio::spawn(async move {
+            let mut most = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(t.store().range_cache().usage().memory_bytes);
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+            most
+        })
+    };
+    let scans = (0..8).map(|i| {
+        let t = t.clone();
+        tokio::spawn(async move {
+            let column = format!("v{}", i % 10);
+            let plan = t
+                .scan()
+                .with_columns(["id", column.as_str()])
+                .build()
+                .unwrap();
+            let batches = collect(&plan).await;
+            let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+            assert_eq!(rows as i64, FILES * (ROWS - 1));
+        })
+    });
+    for s in futures::future::join_all(scans).await {
+        s.unwrap();
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let most = watch.await.unwrap();
+    assert!(most <= budget, "{most} > {budget}");
+    let usage = t.store().range_cache().usage();
+    assert!(
+        usage.memory_bytes <= budget && usage.memory_bytes > 0,
+        "{usage:?}"
+    );
+    assert!(t.store().metrics().snapshot().cache.evictions > 0);
+}
