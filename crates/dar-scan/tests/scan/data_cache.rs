@@ -99,6 +99,11 @@ async fn a_repeated_query_on_an_open_table_fetches_nothing_again() {
     assert_eq!(first, expected_ids());
     assert!(m1.io.class(ObjectClass::PageData).requests > 0, "{m1:?}");
     assert_eq!(m1.io.cache.hits, 0);
+    // The first query after opening reads no log object: the table holds
+    // its snapshot.
+    assert_eq!(m1.io.class(ObjectClass::Log).requests, 0, "{}", m1.io);
+    assert_eq!(m1.io.class(ObjectClass::Checkpoint).requests, 0, "{}", m1.io);
+    assert_eq!(m1.io.lists, 0);
 
     let (second, m2) = selective(&t, "v0").await;
     assert_eq!(second, first);
