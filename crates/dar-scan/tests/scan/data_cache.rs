@@ -102,7 +102,12 @@ async fn a_repeated_query_on_an_open_table_fetches_nothing_again() {
     // The first query after opening reads no log object: the table holds
     // its snapshot.
     assert_eq!(m1.io.class(ObjectClass::Log).requests, 0, "{}", m1.io);
-    assert_eq!(m1.io.class(ObjectClass::Checkpoint).requests, 0, "{}", m1.io);
+    assert_eq!(
+        m1.io.class(ObjectClass::Checkpoint).requests,
+        0,
+        "{}",
+        m1.io
+    );
     assert_eq!(m1.io.lists, 0);
 
     let (second, m2) = selective(&t, "v0").await;
