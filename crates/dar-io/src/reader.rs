@@ -284,6 +284,12 @@ impl ParquetReader {
         self.size
     }
 
+    /// Whether the whole object was read (with its footer) and every range
+    /// is served from memory.
+    pub fn holds_whole_object(&self) -> bool {
+        self.whole.is_some()
+    }
+
     async fn ensure_size(&mut self) -> Result<u64> {
         if let Some(s) = self.size {
             return Ok(s);

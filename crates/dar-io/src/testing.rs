@@ -159,23 +159,31 @@ impl<T: ObjectStore> FaultStore<T> {
     }
 }
 
-/// Page-data GETs of distinct objects that must all be waiting at once.
+/// Page-data GETs of distinct objects (or distinct ranges) that must all
+/// be waiting at once.
 struct Rendezvous {
     parties: usize,
     timeout: Duration,
-    /// Objects arrived, and whether all parties met.
-    state: Mutex<(HashSet<Path>, bool)>,
+    /// Whether distinct ranges of one object count as parties.
+    by_range: bool,
+    /// Parties arrived, and whether all met.
+    state: Mutex<(HashSet<String>, bool)>,
     met: Condvar,
 }
 
 impl Rendezvous {
-    /// Blocks the calling thread until `parties` distinct objects have
-    /// arrived or the timeout passes.
-    fn arrive(&self, location: &Path) {
+    /// Blocks the calling thread until `parties` distinct objects (or
+    /// ranges) have arrived or the timeout passes.
+    fn arrive(&self, location: &Path, range: Option<&object_store::GetRange>) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        if state.1 || !state.0.insert(location.clone()) {
+        let party = if self.by_range {
+            format!("{location}@{range:?}")
+        } else {
+            location.to_string()
+        };
+        if state.1 || !state.0.insert(party) {
             return;
         }
         if state.0.len() >= self.parties {
@@ -197,10 +205,22 @@ impl<T: ObjectStore> FaultStore<T> {
         self.rendezvous = Some(Rendezvous {
             parties,
             timeout,
+            by_range: false,
             state: Mutex::new((HashSet::new(), false)),
             met: Condvar::new(),
         });
         self
+    }
+
+    /// As [`FaultStore::with_page_rendezvous`], but the parties are
+    /// distinct byte ranges, of one object or several: parts of one file
+    /// read on different threads meet.
+    pub fn with_page_range_rendezvous(self, parties: usize, timeout: Duration) -> Self {
+        let mut s = self.with_page_rendezvous(parties, timeout);
+        if let Some(r) = &mut s.rendezvous {
+            r.by_range = true;
+        }
+        s
     }
 
     /// Whether the page rendezvous happened.
@@ -243,7 +263,7 @@ impl<T: ObjectStore> FaultStore<T> {
         if let Some(r) = &self.rendezvous
             && options.extensions.get::<ObjectClass>() == Some(&ObjectClass::PageData)
         {
-            r.arrive(location);
+            r.arrive(location, options.range.as_ref());
         }
         let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.max_in_flight.fetch_max(now, Ordering::Relaxed);

@@ -5,7 +5,10 @@
 //! - Without a limit, polled inside a Tokio runtime, each file runs from
 //!   open to last batch on its own task ([`crate::readahead`]), so files
 //!   decode on every worker thread; batches come back in plan order (or
-//!   first-ready when unordered) under the read-ahead budget.
+//!   first-ready when unordered) under the read-ahead budget. When the
+//!   scan has fewer files than the runtime has threads, each file's row
+//!   groups are decoded in parts, each part on a task of its own, in order
+//!   (see [`crate::stages::open`]).
 //! - With a limit, files open and decode on the polling task, so I/O stops
 //!   at the limit; without a predicate one file at a time (the first files
 //!   meet the limit).
@@ -75,7 +78,22 @@ pub(crate) fn run(ctx: &ScanContext, tasks: Vec<ScanTask>) -> Batches {
     let (state, runtime, live) = ctx.parts();
     let concurrency = runtime.files_in_flight();
     let batches = match state.spec.limit {
-        None => spawned_files(ctx, tasks, concurrency),
+        None => {
+            // Fewer files than threads: each file's row groups in parts,
+            // each part on its own task, so that no thread sits idle.
+            if let Ok(rt) = tokio::runtime::Handle::try_current()
+                && rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+            {
+                let threads = rt.metrics().num_workers();
+                if !tasks.is_empty() && tasks.len() < threads {
+                    live.file_parts.store(
+                        threads.div_ceil(tasks.len()),
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                }
+            }
+            spawned_files(ctx, tasks, concurrency)
+        }
         // A limit without a predicate is met by the first files: open them
         // one at a time so no further file is touched.
         Some(_) if state.predicate.is_none() => inline_files(ctx, tasks, 1),

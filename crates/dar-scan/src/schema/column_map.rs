@@ -20,7 +20,7 @@ use super::mapping::FieldLookup;
 use crate::state::ScanState;
 
 /// The table's columns in one data file.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct ColumnMap {
     /// Per top-level logical field: its index among the file's top-level
     /// fields; `None` when the file lacks it, or the scan does not read it

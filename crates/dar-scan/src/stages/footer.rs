@@ -90,6 +90,22 @@ impl FooterRead {
         })
     }
 
+    /// The same footer with a reader of its own (sharing the store's
+    /// caches and cost model), for decoding another part of the file on
+    /// another task.
+    pub(crate) fn fork(&self, runtime: &ScanRuntime) -> Result<Self> {
+        let task = &self.file.task;
+        let store = runtime.store_for(task)?;
+        let reader = store.parquet_reader(self.reader.path().clone(), task.size);
+        Ok(Self {
+            file: self.file.clone(),
+            reader,
+            metadata: self.metadata.clone(),
+            columns: self.columns.clone(),
+            location: self.location.clone(),
+        })
+    }
+
     /// The footer.
     pub(crate) fn parquet(&self) -> &ParquetMetaData {
         self.metadata.metadata()

@@ -21,6 +21,8 @@
 //!     │ selection::intersect         one RowSelection (DV rows absolute)
 //!     ▼
 //!  FileAccess (plain data; a resolved task carries it and skips to here)
+//!     │ (fewer files than threads: split into runs of row groups, each
+//!     │  decoded on its own task, batches in file order)
 //!     │ decode::stream               BatchPlan decided once per file:
 //!     ▼                              per batch only indexing and casts
 //!     │                              (wide::stream past 2048 chunks per
@@ -183,7 +185,109 @@ pub(crate) async fn open(ctx: ScanContext, task: ScanTask) -> Result<Batches> {
     if access.row_groups.is_empty() {
         return Ok(futures::stream::empty().boxed());
     }
+    let parts = live
+        .file_parts
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .min(access.row_groups.len());
+    if parts > 1 && !footer.reader.holds_whole_object() {
+        return decode_in_parts(&ctx, footer, &access, parts);
+    }
     decode::stream(footer, &access, ctx.state(), &live.metrics)
+}
+
+/// The file's row groups split into `parts` runs of consecutive row groups,
+/// each decoded on its own task (with a reader of its own), their batches
+/// returned in file order.
+fn decode_in_parts(
+    ctx: &ScanContext,
+    footer: FooterRead,
+    access: &FileAccess,
+    parts: usize,
+) -> Result<Batches> {
+    let (_, runtime, live) = ctx.parts();
+    let rows: Vec<u64> = access
+        .row_groups
+        .iter()
+        .map(|i| {
+            footer
+                .parquet()
+                .row_groups()
+                .get(*i)
+                .map_or(0, |rg| u64::try_from(rg.num_rows()).unwrap_or(0))
+        })
+        .collect();
+    let pieces = split_access(access, &rows, parts);
+    let path = footer.file.task.object_path.clone();
+    let mut streams = Vec::with_capacity(pieces.len());
+    let mut footer = Some(footer);
+    for (i, piece) in pieces.iter().enumerate() {
+        let part = match footer.as_ref() {
+            Some(f) if i + 1 < pieces.len() => f.fork(runtime)?,
+            _ => footer.take().ok_or_else(|| ScanError::InvalidTask {
+                path: path.clone(),
+                reason: "no footer left for the last part".into(),
+            })?,
+        };
+        let batches = decode::stream(part, piece, ctx.state(), &live.metrics)?;
+        streams.push(crate::readahead::spawn_file(
+            path.clone(),
+            batches,
+            &live.read_ahead,
+        ));
+    }
+    Ok(futures::stream::iter(streams).flatten().boxed())
+}
+
+/// `access` in `parts` pieces of consecutive row groups (as even in rows as
+/// whole row groups allow), each with its share of the selection; `rows`
+/// holds the rows of each of `access.row_groups`.
+fn split_access(access: &FileAccess, rows: &[u64], parts: usize) -> Vec<FileAccess> {
+    let total: u64 = rows.iter().sum();
+    let mut bounds = Vec::new(); // index in row_groups where each piece starts
+    let mut acc = 0u64;
+    let mut next = 1;
+    bounds.push(0);
+    for (i, r) in rows.iter().enumerate() {
+        if next < parts && i > 0 && acc * parts as u64 >= total * next as u64 {
+            bounds.push(i);
+            next += 1;
+        }
+        acc += r;
+    }
+    bounds.push(rows.len());
+    bounds.dedup();
+    let mut runs = access
+        .selection
+        .as_ref()
+        .map(|s| s.iter().copied().collect::<std::collections::VecDeque<_>>());
+    bounds
+        .windows(2)
+        .map(|w| {
+            let groups = access.row_groups[w[0]..w[1]].to_vec();
+            let selection = runs.as_mut().map(|runs| {
+                let mut want: u64 = rows[w[0]..w[1]].iter().sum();
+                let mut out = Vec::new();
+                while want > 0 {
+                    let Some(mut run) = runs.pop_front() else {
+                        break;
+                    };
+                    if run.rows > want {
+                        let mut rest = run;
+                        rest.rows = run.rows - want;
+                        run.rows = want;
+                        runs.push_front(rest);
+                    }
+                    want -= run.rows;
+                    out.push(run);
+                }
+                out
+            });
+            FileAccess {
+                row_groups: groups,
+                selection,
+            }
+        })
+        .collect()
 }
 
 /// Rows that `access` selects in the file.
@@ -196,5 +300,63 @@ fn selected_rows(footer: &FooterRead, access: &FileAccess) -> u64 {
             .filter_map(|i| footer.parquet().row_groups().get(*i))
             .map(|rg| u64::try_from(rg.num_rows()).unwrap_or(0))
             .sum(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::split_access;
+    use crate::task::{FileAccess, SelectionRun};
+
+    /// Runs as one flag per row.
+    fn flags(runs: &[SelectionRun]) -> Vec<bool> {
+        runs.iter()
+            .flat_map(|r| std::iter::repeat_n(r.skip, r.rows as usize))
+            .collect()
+    }
+
+    proptest! {
+        /// The pieces cover the row groups in order, each piece's selection
+        /// covers exactly its row groups' rows, and together they are the
+        /// whole selection.
+        #[test]
+        fn pieces_partition_groups_and_selection(
+            rows in proptest::collection::vec(1u64..40, 1..9),
+            parts in 1usize..5,
+            skips in proptest::collection::vec(any::<bool>(), 1..400),
+            with_selection in any::<bool>(),
+        ) {
+            let total: u64 = rows.iter().sum();
+            let selection = with_selection.then(|| {
+                (0..total as usize)
+                    .map(|i| SelectionRun { skip: skips[i % skips.len()], rows: 1 })
+                    .collect::<Vec<_>>()
+            });
+            let access = FileAccess {
+                row_groups: (0..rows.len()).map(|i| i * 2).collect(),
+                selection: selection.clone(),
+            };
+            let pieces = split_access(&access, &rows, parts);
+            prop_assert!(!pieces.is_empty() && pieces.len() <= parts.max(1));
+            let groups: Vec<usize> = pieces.iter().flat_map(|p| p.row_groups.clone()).collect();
+            prop_assert_eq!(&groups, &access.row_groups);
+            let mut all = Vec::new();
+            for p in &pieces {
+                prop_assert!(!p.row_groups.is_empty());
+                let piece_rows: u64 = p.row_groups.iter().map(|g| rows[g / 2]).sum();
+                match &p.selection {
+                    Some(s) => {
+                        prop_assert_eq!(s.iter().map(|r| r.rows).sum::<u64>(), piece_rows);
+                        all.extend(flags(s));
+                    }
+                    None => prop_assert!(selection.is_none()),
+                }
+            }
+            if let Some(s) = &selection {
+                prop_assert_eq!(all, flags(s));
+            }
+        }
     }
 }

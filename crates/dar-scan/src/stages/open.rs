@@ -12,7 +12,7 @@ use crate::state::{ScanMode, ScanState};
 use crate::task::ScanTask;
 
 /// A task about to be opened.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct FileToOpen {
     pub task: Arc<ScanTask>,
     /// One one-row array per partition column (the order of
