@@ -17,6 +17,14 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The rows of a `runs.csv` (split at commas) and a column's index by name.
+fn runs(csv: &str) -> (impl Fn(&str) -> usize + '_, Vec<Vec<&str>>) {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = move |name: &str| header.iter().position(|h| *h == name).unwrap();
+    (col, lines.map(|l| l.split(',').collect()).collect())
+}
+
 #[test]
 fn quick_bench_every_reader_returns_the_checked_result() {
     let xtask = PathBuf::from(env!("CARGO_BIN_EXE_xtask"));
@@ -48,10 +56,7 @@ fn quick_bench_every_reader_returns_the_checked_result() {
     assert!(status.success(), "xtask bench failed: {status}");
 
     let csv = std::fs::read_to_string(out.path().join("runs.csv")).unwrap();
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let (col, rows) = runs(&csv);
     for storage in ["local", "s3"] {
         for reader in [
             "dar", "dar-cli", "dar-sql", "delta-rs", "polars", "duckdb", "daft", "arrow-rs",
@@ -111,10 +116,7 @@ fn session_mode_times_a_first_and_a_second_query_on_one_opened_table() {
         .unwrap();
     assert!(status.success(), "xtask bench --session failed: {status}");
     let csv = std::fs::read_to_string(out.path().join("runs.csv")).unwrap();
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let (col, rows) = runs(&csv);
     for reader in ["dar", "delta-rs", "polars", "duckdb"] {
         for phase in ["first", "second"] {
             let case = format!("W5.grouped/{phase}");

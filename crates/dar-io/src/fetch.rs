@@ -47,6 +47,10 @@ pub(crate) struct Fetcher {
     pub(crate) cache: Option<CacheUse>,
 }
 
+/// Bytes of an object as one request returned them: where they start, and
+/// the ETag / version the store answered with.
+pub(crate) type Extent = (u64, Bytes, Option<String>);
+
 /// A cache, the key of the fetcher's object in it, and where its hits and
 /// misses are counted.
 #[derive(Debug, Clone)]
@@ -118,54 +122,53 @@ impl Fetcher {
 
     /// `range` (one bounded GET unless the cache holds it), length-checked.
     pub(crate) async fn fetch(&self, range: Range<u64>, class: ObjectClass) -> Result<Bytes> {
-        let Some(c) = &self.cache else {
-            return Ok(self.fetch_tagged(range, class).await?.0);
-        };
-        if range.start >= range.end {
-            return Ok(Bytes::new());
-        }
-        let ranges = [range.clone()];
-        if let Some(Some(b)) = c.cache.find(&c.key, &ranges, class, &c.metrics).await.pop() {
-            return Ok(b);
-        }
-        c.metrics.count_cache_miss(range.end - range.start);
-        let (body, tag) = self.fetch_tagged(range.clone(), class).await?;
-        c.cache
-            .keep(
-                &c.key,
-                vec![(range.start, body.clone(), tag)],
-                class,
-                &c.metrics,
-            )
-            .await;
-        Ok(body)
+        let mut one = self
+            .read_through(std::slice::from_ref(&range), None, class)
+            .await?;
+        Ok(one.pop().unwrap_or_default())
     }
 
-    /// `range` as [`Self::fetch`], also kept in the cache's memory tier
-    /// (a whole small Parquet file read for its footer: its pages too;
-    /// not a checkpoint, which the snapshot holds decoded).
+    /// `range` as [`Self::fetch`], also kept as pages (see
+    /// [`Self::keep_pages`]): a whole small Parquet file read for its
+    /// footer.
     pub(crate) async fn fetch_whole(&self, range: Range<u64>, class: ObjectClass) -> Result<Bytes> {
         let body = self.fetch(range.clone(), class).await?;
-        if let Some(c) = &self.cache
-            && class != ObjectClass::Checkpoint
-        {
-            c.cache
-                .keep_in_memory(&c.key, range.start, body.clone(), None);
+        if class != ObjectClass::Checkpoint {
+            self.keep_pages(range.start, body.clone());
         }
         Ok(body)
     }
 
-    /// Planned multi-range read (see [`fetch_ranges`]): ranges the cache
-    /// holds are served from it, the others planned and fetched, and what
-    /// was fetched kept.
+    /// Keeps `data` (bytes of the object from `start` holding column data,
+    /// fetched with a footer) in the cache's memory tier, which keeps no
+    /// footer class otherwise: later readers find the footer parsed and ask
+    /// for the pages alone.
+    pub(crate) fn keep_pages(&self, start: u64, data: Bytes) {
+        if let Some(c) = &self.cache {
+            c.cache.keep_in_memory(&c.key, start, data, None);
+        }
+    }
+
+    /// Planned multi-range read (see [`fetch_ranges`]).
     pub(crate) async fn fetch_planned(
         &self,
         ranges: &[Range<u64>],
         params: &CostParams,
         class: ObjectClass,
     ) -> Result<Vec<Bytes>> {
+        self.read_through(ranges, Some(params), class).await
+    }
+
+    /// `ranges`, one buffer each: those the cache holds from it, the others
+    /// fetched (planned under `plan`, else one GET each) and kept.
+    async fn read_through(
+        &self,
+        ranges: &[Range<u64>],
+        plan: Option<&CostParams>,
+        class: ObjectClass,
+    ) -> Result<Vec<Bytes>> {
         let Some(c) = &self.cache else {
-            return Ok(self.fetch_planned_uncached(ranges, params, class).await?.0);
+            return Ok(self.fetch_uncached(ranges, plan, class).await?.0);
         };
         let mut found = c.cache.find(&c.key, ranges, class, &c.metrics).await;
         let missing: Vec<Range<u64>> = ranges
@@ -177,16 +180,16 @@ impl Fetcher {
         if missing.is_empty() {
             return Ok(found.into_iter().flatten().collect());
         }
-        for r in &missing {
-            c.metrics.count_cache_miss(r.end.saturating_sub(r.start));
+        for r in missing.iter().filter(|r| r.start < r.end) {
+            c.metrics.count_cache_miss(r.end - r.start);
         }
-        let (fetched, extents) = self.fetch_planned_uncached(&missing, params, class).await?;
+        let (fetched, extents) = self.fetch_uncached(&missing, plan, class).await?;
         let served_any = missing.len() < ranges.len();
         let stale = c.cache.keep(&c.key, extents, class, &c.metrics).await;
         if stale && served_any {
             // The object changed since the held ranges were fetched: none
             // of them may be mixed with the new bytes.
-            return Ok(self.fetch_planned_uncached(ranges, params, class).await?.0);
+            return Ok(self.fetch_uncached(ranges, plan, class).await?.0);
         }
         let mut fetched = fetched.into_iter();
         for f in &mut found {
@@ -197,6 +200,28 @@ impl Fetcher {
         Ok(found.into_iter().flatten().collect())
     }
 
+    /// `ranges` without the cache (planned under `plan`, else one GET
+    /// each): one buffer per range, and the requests' own extents (start,
+    /// body, tag).
+    async fn fetch_uncached(
+        &self,
+        ranges: &[Range<u64>],
+        plan: Option<&CostParams>,
+        class: ObjectClass,
+    ) -> Result<(Vec<Bytes>, Vec<Extent>)> {
+        if let Some(params) = plan {
+            return self.fetch_planned_uncached(ranges, params, class).await;
+        }
+        let mut buffers = Vec::with_capacity(ranges.len());
+        let mut extents = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            let (body, tag) = self.fetch_tagged(r.clone(), class).await?;
+            buffers.push(body.clone());
+            extents.push((r.start, body, tag));
+        }
+        Ok((buffers, extents))
+    }
+
     /// The planned read without the cache: one buffer per range, and the
     /// requests' own extents (start, body, tag).
     async fn fetch_planned_uncached(
@@ -204,7 +229,7 @@ impl Fetcher {
         ranges: &[Range<u64>],
         params: &CostParams,
         class: ObjectClass,
-    ) -> Result<(Vec<Bytes>, Vec<(u64, Bytes, Option<String>)>)> {
+    ) -> Result<(Vec<Bytes>, Vec<Extent>)> {
         let plan = plan_ranges(ranges, params).map_err(|e| match e {
             Error::InvalidRange { range, size, .. } => Error::InvalidRange {
                 path: self.path.to_string(),

@@ -207,7 +207,7 @@ impl RangeCache {
     pub(crate) async fn keep(
         &self,
         key: &Arc<ObjectKey>,
-        extents: Vec<(u64, Bytes, Option<String>)>,
+        extents: Vec<crate::fetch::Extent>,
         class: ObjectClass,
         metrics: &IoMetrics,
     ) -> bool {

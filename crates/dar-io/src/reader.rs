@@ -425,13 +425,12 @@ impl ParquetReader {
             self.check_footer(&tail)?;
             // Column data fetched with the footer: kept for later readers,
             // which find the footer parsed and ask for the pages alone.
-            if let Some(c) = &self.fetcher.cache
-                && class != ObjectClass::Checkpoint
+            if class != ObjectClass::Checkpoint
                 && let Some(span) = footer_span(&tail)
                 && let Some(data_len) = (tail.len() as u64).checked_sub(span).filter(|n| *n > 0)
             {
-                let data = tail.slice(..data_len as usize);
-                c.cache.keep_in_memory(&c.key, tail_start, data, None);
+                self.fetcher
+                    .keep_pages(tail_start, tail.slice(..data_len as usize));
             }
             self.buffers.push((tail_start, tail));
             let mut fetch = self.footer_fetch();

@@ -23,9 +23,10 @@ use crate::readahead;
 use crate::stages::{self, Batches};
 use crate::task::ScanTask;
 
-/// One file's batches, an error ending them.
-async fn file_stream(ctx: ScanContext, task: ScanTask) -> Batches {
-    match stages::open(ctx, task).await {
+/// One file's batches, decoded in up to `parts` parts, an error ending
+/// them.
+async fn file_stream(ctx: ScanContext, task: ScanTask, parts: usize) -> Batches {
+    match stages::open(ctx, task, parts).await {
         Ok(s) => s,
         Err(e) => futures::stream::once(futures::future::ready(Err(e))).boxed(),
     }
@@ -34,7 +35,7 @@ async fn file_stream(ctx: ScanContext, task: ScanTask) -> Batches {
 /// Files opened and decoded on the polling task.
 fn inline_files(ctx: &ScanContext, tasks: Vec<ScanTask>, concurrency: usize) -> Batches {
     let open_ctx = ctx.clone();
-    let opens = futures::stream::iter(tasks).map(move |t| file_stream(open_ctx.clone(), t));
+    let opens = futures::stream::iter(tasks).map(move |t| file_stream(open_ctx.clone(), t, 1));
     if ctx.state().spec.ordered {
         // The file being decoded plus up to `concurrency - 1` opened
         // (footer, page index, DV) ahead of it.
@@ -52,14 +53,34 @@ fn inline_files(ctx: &ScanContext, tasks: Vec<ScanTask>, concurrency: usize) -> 
     }
 }
 
+/// Into how many parts each of `files` files is decoded: more than one
+/// when fewer files than the current multi-thread runtime has threads, so
+/// that no thread sits idle.
+fn parts_per_file(files: usize) -> usize {
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) if rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            let threads = rt.metrics().num_workers();
+            if files > 0 && files < threads {
+                threads.div_ceil(files)
+            } else {
+                1
+            }
+        }
+        _ => 1,
+    }
+}
+
 /// Files each opened and decoded on a spawned task (inline when polled
 /// outside a Tokio runtime).
 fn spawned_files(ctx: &ScanContext, tasks: Vec<ScanTask>, concurrency: usize) -> Batches {
     let file_ctx = ctx.clone();
+    let parts = parts_per_file(tasks.len());
     // Called as the consumer pulls the file in: inside its runtime.
     let file = move |t: ScanTask| {
         let path = t.object_path.clone();
-        let batches = file_stream(file_ctx.clone(), t).flatten_stream().boxed();
+        let batches = file_stream(file_ctx.clone(), t, parts)
+            .flatten_stream()
+            .boxed();
         readahead::spawn_file(path, batches, &file_ctx.live().read_ahead)
     };
     if ctx.state().spec.ordered {
@@ -78,22 +99,7 @@ pub(crate) fn run(ctx: &ScanContext, tasks: Vec<ScanTask>) -> Batches {
     let (state, runtime, live) = ctx.parts();
     let concurrency = runtime.files_in_flight();
     let batches = match state.spec.limit {
-        None => {
-            // Fewer files than threads: each file's row groups in parts,
-            // each part on its own task, so that no thread sits idle.
-            if let Ok(rt) = tokio::runtime::Handle::try_current()
-                && rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
-            {
-                let threads = rt.metrics().num_workers();
-                if !tasks.is_empty() && tasks.len() < threads {
-                    live.file_parts.store(
-                        threads.div_ceil(tasks.len()),
-                        std::sync::atomic::Ordering::Relaxed,
-                    );
-                }
-            }
-            spawned_files(ctx, tasks, concurrency)
-        }
+        None => spawned_files(ctx, tasks, concurrency),
         // A limit without a predicate is met by the first files: open them
         // one at a time so no further file is touched.
         Some(_) if state.predicate.is_none() => inline_files(ctx, tasks, 1),

@@ -97,23 +97,20 @@ impl ScanPredicate {
         let (data, rest): (Vec<Expr>, Vec<Expr>) = parts
             .into_iter()
             .partition(|e| roots(e, index).iter().all(|r| !is_partition[*r]));
-        let mut groups: Vec<(Vec<usize>, Vec<Expr>)> = Vec::new();
+        // (fields sorted: the group's key, fields in first-use order, conjuncts)
+        let mut groups: Vec<(Vec<usize>, Vec<usize>, Vec<Expr>)> = Vec::new();
         for e in &data {
             let r = roots(e, index);
             let mut key = r.clone();
             key.sort_unstable();
-            match groups.iter_mut().find(|(k, _)| {
-                let mut k = k.clone();
-                k.sort_unstable();
-                k == key
-            }) {
-                Some((_, exprs)) => exprs.push(e.clone()),
-                None => groups.push((r, vec![e.clone()])),
+            match groups.iter_mut().find(|(k, _, _)| *k == key) {
+                Some((_, _, exprs)) => exprs.push(e.clone()),
+                None => groups.push((key, r, vec![e.clone()])),
             }
         }
         let data_conjuncts = groups
             .into_iter()
-            .map(|(roots, exprs)| {
+            .map(|(_, roots, exprs)| {
                 Ok(DataConjunct {
                     predicate: bind(Expr::and_all(exprs))?,
                     roots,

@@ -60,17 +60,19 @@ fn key_text(key: &ObjectKey) -> String {
     )
 }
 
-fn dir_size(dir: &Path) -> u64 {
-    let Ok(objects) = fs::read_dir(dir) else {
-        return 0;
-    };
-    objects
+/// Every cache file under `dir` (one folder per object) with its metadata.
+fn cache_files(dir: &Path) -> impl Iterator<Item = (fs::Metadata, PathBuf)> {
+    fs::read_dir(dir)
+        .into_iter()
+        .flatten()
         .flatten()
         .filter_map(|o| fs::read_dir(o.path()).ok())
         .flat_map(|files| files.flatten())
-        .filter_map(|f| f.metadata().ok())
-        .map(|m| m.len())
-        .sum()
+        .filter_map(|f| Some((f.metadata().ok()?, f.path())))
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    cache_files(dir).map(|(m, _)| m.len()).sum()
 }
 
 fn parse_name(name: &str) -> Option<Range<u64>> {
@@ -217,12 +219,14 @@ impl DiskTier {
             return;
         }
         let encoded = encode(&text, tag, data);
+        // Written aside and renamed into place: readers in other processes
+        // never see half a file.
         let written = (|| -> io::Result<()> {
             fs::create_dir_all(&dir)?;
-            let mut tmp = tempfile_in(&dir, &name)?;
-            tmp.1.write_all(&encoded)?;
-            tmp.1.sync_data().ok();
-            fs::rename(&tmp.0, &path)
+            let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
+            tmp.write_all(&encoded)?;
+            tmp.persist(&path).map_err(|e| e.error)?;
+            Ok(())
         })();
         if written.is_ok() {
             let total = self
@@ -238,17 +242,8 @@ impl DiskTier {
     /// Deletes the oldest files until the directory holds at most 80% of
     /// the budget.
     fn trim(&self) {
-        let Ok(objects) = fs::read_dir(&self.dir) else {
-            return;
-        };
-        let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = objects
-            .flatten()
-            .filter_map(|o| fs::read_dir(o.path()).ok())
-            .flat_map(|files| files.flatten())
-            .filter_map(|f| {
-                let m = f.metadata().ok()?;
-                Some((m.modified().ok()?, m.len(), f.path()))
-            })
+        let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = cache_files(&self.dir)
+            .filter_map(|(m, path)| Some((m.modified().ok()?, m.len(), path)))
             .collect();
         files.sort();
         let mut total: u64 = files.iter().map(|f| f.1).sum();
@@ -263,18 +258,6 @@ impl DiskTier {
         }
         self.bytes.store(total, Ordering::Relaxed);
     }
-}
-
-/// A new file in `dir` with a name no other writer uses.
-fn tempfile_in(dir: &Path, name: &str) -> io::Result<(PathBuf, fs::File)> {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    let n = SEQ.fetch_add(1, Ordering::Relaxed);
-    let path = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    let file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    Ok((path, file))
 }
 
 #[cfg(test)]

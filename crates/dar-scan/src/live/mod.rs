@@ -29,10 +29,6 @@ pub(crate) struct LiveScan {
     pub dv_files: DvFiles,
     /// How much of a file's end holds its footer and page index.
     pub tail_hint: TailHint,
-    /// Into how many parts (row groups in order, each on its own task) a
-    /// file is decoded: more than 1 when the scan has fewer files than the
-    /// runtime has threads (set by the executor).
-    pub file_parts: std::sync::atomic::AtomicUsize,
 }
 
 impl LiveScan {
@@ -43,7 +39,6 @@ impl LiveScan {
             read_ahead: Arc::new(ReadAhead::new(read_ahead_bytes)),
             dv_files: DvFiles::default(),
             tail_hint: TailHint::default(),
-            file_parts: std::sync::atomic::AtomicUsize::new(1),
         }
     }
 }

@@ -164,8 +164,9 @@ fn count_batches(state: &ScanState, rows: u64) -> Result<Batches> {
     Ok(futures::stream::iter(batches).boxed())
 }
 
-/// Runs the chain for one task and returns its batch stream.
-pub(crate) async fn open(ctx: ScanContext, task: ScanTask) -> Result<Batches> {
+/// Runs the chain for one task and returns its batch stream, its row
+/// groups decoded in up to `parts` parts, each on its own task.
+pub(crate) async fn open(ctx: ScanContext, task: ScanTask, parts: usize) -> Result<Batches> {
     let (state, _, live) = ctx.parts();
     let file = match FileToOpen::new(task, state)?.decide(state)? {
         Decision::Count(rows) => {
@@ -185,10 +186,7 @@ pub(crate) async fn open(ctx: ScanContext, task: ScanTask) -> Result<Batches> {
     if access.row_groups.is_empty() {
         return Ok(futures::stream::empty().boxed());
     }
-    let parts = live
-        .file_parts
-        .load(std::sync::atomic::Ordering::Relaxed)
-        .min(access.row_groups.len());
+    let parts = parts.min(access.row_groups.len());
     if parts > 1 && !footer.reader.holds_whole_object() {
         return decode_in_parts(&ctx, footer, &access, parts);
     }
@@ -218,23 +216,24 @@ fn decode_in_parts(
         .collect();
     let pieces = split_access(access, &rows, parts);
     let path = footer.file.task.object_path.clone();
-    let mut streams = Vec::with_capacity(pieces.len());
-    let mut footer = Some(footer);
-    for (i, piece) in pieces.iter().enumerate() {
-        let part = match footer.as_ref() {
-            Some(f) if i + 1 < pieces.len() => f.fork(runtime)?,
-            _ => footer.take().ok_or_else(|| ScanError::InvalidTask {
-                path: path.clone(),
-                reason: "no footer left for the last part".into(),
-            })?,
-        };
-        let batches = decode::stream(part, piece, ctx.state(), &live.metrics)?;
-        streams.push(crate::readahead::spawn_file(
-            path.clone(),
-            batches,
-            &live.read_ahead,
-        ));
-    }
+    // A reader of its own for every piece but the last, which takes the
+    // file's.
+    let mut footers = (1..pieces.len())
+        .map(|_| footer.fork(runtime))
+        .collect::<Result<Vec<_>>>()?;
+    footers.push(footer);
+    let streams = footers
+        .into_iter()
+        .zip(&pieces)
+        .map(|(part, piece)| {
+            let batches = decode::stream(part, piece, ctx.state(), &live.metrics)?;
+            Ok(crate::readahead::spawn_file(
+                path.clone(),
+                batches,
+                &live.read_ahead,
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(futures::stream::iter(streams).flatten().boxed())
 }
 
@@ -255,7 +254,6 @@ fn split_access(access: &FileAccess, rows: &[u64], parts: usize) -> Vec<FileAcce
         acc += r;
     }
     bounds.push(rows.len());
-    bounds.dedup();
     let mut runs = access
         .selection
         .as_ref()

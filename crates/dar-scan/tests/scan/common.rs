@@ -30,6 +30,20 @@ pub async fn collect(plan: &ScanPlan) -> Vec<RecordBatch> {
     plan.execute().try_collect().await.unwrap()
 }
 
+/// The values of `Int64` column `column` of `batches`, in order.
+pub fn int64s(batches: &[RecordBatch], column: usize) -> Vec<i64> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            let c = b
+                .column(column)
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>();
+            c.expect("an Int64 column").values().to_vec()
+        })
+        .collect()
+}
+
 pub fn num_rows(batches: &[RecordBatch]) -> usize {
     batches.iter().map(|b| b.num_rows()).sum()
 }

@@ -6,42 +6,20 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Int64Array, RecordBatch};
+use arrow_array::RecordBatch;
 use dar_io::testing::S3Server;
 use dar_io::{ObjectClass, TableStore};
 use dar_scan::{Table, TableOptions};
-use dar_testkit::{DvStorage, TableWriter};
 use futures::TryStreamExt;
-use object_store::ObjectStore;
-use object_store::local::LocalFileSystem;
-use object_store::path::Path;
 
-use crate::common::{collect, rows};
-use crate::io_shape::{FILES, ROWS, wide_batch, wide_options, wide_schema};
+use crate::common::{collect, int64s, rows};
+use crate::io_shape::{FILES, ROWS, write_wide_dv_table};
 
 /// The four-file table of the I/O-shape test (a DV in each file, all in
 /// one DV file, and a checkpoint), uploaded to a fresh S3 server.
 async fn table_on_s3() -> (S3Server, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let local: Arc<dyn ObjectStore> =
-        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
-    let schema = wide_schema();
-    let mut w = TableWriter::builder(Arc::clone(&local), Path::from("t"), Arc::clone(&schema))
-        .with_parquet_options(wide_options())
-        .with_deletion_vectors(true)
-        .create()
-        .await
-        .unwrap();
-    let mut files = Vec::new();
-    for f in 0..FILES {
-        files.push(
-            w.append(&wide_batch(&schema, f)).await.unwrap().added[0]
-                .path
-                .clone(),
-        );
-    }
-    let deletes: Vec<(&str, &[u64])> = files.iter().map(|p| (p.as_str(), &[5u64][..])).collect();
-    w.delete_rows_in(&deletes, DvStorage::File).await.unwrap();
+    let (mut w, _) = write_wide_dv_table(dir.path()).await;
     w.checkpoint().await.unwrap();
     let server = S3Server::start().await.unwrap();
     server.create_bucket("cache").await.unwrap();
@@ -73,13 +51,7 @@ async fn selective(t: &Table, column: &str) -> (Vec<i64>, dar_scan::MetricsSnaps
 }
 
 fn ids(batches: &[RecordBatch]) -> Vec<i64> {
-    let mut ids: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            c.values().to_vec()
-        })
-        .collect();
+    let mut ids = int64s(batches, 0);
     ids.sort_unstable();
     ids
 }

@@ -11,7 +11,7 @@ use dar_testkit::TableWriter;
 use object_store::ObjectStore;
 use object_store::memory::InMemory;
 
-use crate::common::collect;
+use crate::common::{collect, int64s};
 
 const ROWS: i64 = 10_000;
 
@@ -60,14 +60,7 @@ async fn run(t: &Table, filter: &str) -> (Vec<i64>, u64, u64) {
         .with_predicate_sql(filter)
         .build()
         .unwrap();
-    let batches = collect(&plan).await;
-    let mut a: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            c.values().to_vec()
-        })
-        .collect();
+    let mut a = int64s(&collect(&plan).await, 0);
     a.sort_unstable();
     let m = plan.metrics().snapshot();
     (a, m.rows_filter_evaluated, m.rows_filtered)

@@ -19,7 +19,7 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
 
-use crate::common::collect;
+use crate::common::{collect, int64s};
 
 pub(crate) const FILES: i64 = 4;
 pub(crate) const ROWS: i64 = 16_000;
@@ -90,14 +90,12 @@ fn page_bytes(path: &std::path::Path, columns: &[usize], rg: usize, first: i64, 
         .sum()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_selective_scan_over_s3_takes_the_planned_requests() {
-    // The table: 4 files, one DV file holding a DV for each of them.
-    let dir = tempfile::tempdir().unwrap();
-    let local: Arc<dyn ObjectStore> =
-        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+/// The wide table under `dir/t`: [`FILES`] files, one DV file holding a DV
+/// (row 5) for each of them; its writer and the files' paths.
+pub(crate) async fn write_wide_dv_table(dir: &std::path::Path) -> (TableWriter, Vec<String>) {
+    let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir).unwrap());
     let schema = wide_schema();
-    let mut w = TableWriter::builder(Arc::clone(&local), Path::from("t"), Arc::clone(&schema))
+    let mut w = TableWriter::builder(local, Path::from("t"), Arc::clone(&schema))
         .with_parquet_options(wide_options())
         .with_deletion_vectors(true)
         .create()
@@ -110,6 +108,51 @@ async fn a_selective_scan_over_s3_takes_the_planned_requests() {
     }
     let deletes: Vec<(&str, &[u64])> = files.iter().map(|p| (p.as_str(), &[5u64][..])).collect();
     w.delete_rows_in(&deletes, DvStorage::File).await.unwrap();
+    (w, files)
+}
+
+/// A writer of `x: Int64` tables in `memory` (uncompressed, plain; row
+/// groups of `rows_per_group` when given; DVs when `dvs`).
+async fn x_writer(memory: &Arc<InMemory>, rows_per_group: Option<usize>, dvs: bool) -> TableWriter {
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+    let mut options = ParquetOptions::default()
+        .with_codec(Codec::Uncompressed)
+        .with_dictionary(false);
+    if let Some(rows) = rows_per_group {
+        options = options.with_row_group_rows(rows);
+    }
+    TableWriter::builder(
+        Arc::clone(memory) as Arc<dyn ObjectStore>,
+        Path::from("t"),
+        schema,
+    )
+    .with_parquet_options(options)
+    .with_deletion_vectors(dvs)
+    .create()
+    .await
+    .unwrap()
+}
+
+/// `x` values `range` as one batch.
+fn x_batch(range: std::ops::Range<i64>) -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+    RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from_iter_values(range))]).unwrap()
+}
+
+/// The table in `store` (a `memory://` store over it).
+async fn memory_table(store: Arc<dyn ObjectStore>) -> Table {
+    let store = TableStore::builder("memory://t")
+        .with_store(store)
+        .build()
+        .unwrap();
+    Table::from_store(store, TableOptions::new()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selective_scan_over_s3_takes_the_planned_requests() {
+    // The table: 4 files, one DV file holding a DV for each of them.
+    let dir = tempfile::tempdir().unwrap();
+    let (_, files) = write_wide_dv_table(dir.path()).await;
 
     let server = S3Server::start().await.unwrap();
     server.create_bucket("shape").await.unwrap();
@@ -140,13 +183,7 @@ async fn a_selective_scan_over_s3_takes_the_planned_requests() {
         .build()
         .unwrap();
     let batches = collect(&plan).await;
-    let mut ids: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            c.values().to_vec()
-        })
-        .collect();
+    let mut ids = int64s(&batches, 0);
     ids.sort_unstable();
     let expected: Vec<i64> = (0..FILES)
         .flat_map(|f| (first..=last).map(move |k| f * ROWS + k))
@@ -182,41 +219,23 @@ async fn a_selective_scan_over_s3_takes_the_planned_requests() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_scan_decodes_two_files_at_once_on_two_threads() {
     let memory = Arc::new(InMemory::new());
-    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
-    let mut w = TableWriter::builder(
-        Arc::clone(&memory) as Arc<dyn ObjectStore>,
-        Path::from("t"),
-        Arc::clone(&schema),
-    )
-    .with_parquet_options(
-        ParquetOptions::default()
-            .with_codec(Codec::Uncompressed)
-            .with_dictionary(false),
-    )
-    .create()
-    .await
-    .unwrap();
+    let mut w = x_writer(&memory, None, false).await;
     // 160 KB per file: more than the footer read, so pages are fetched.
     const N: i64 = 20_000;
     let mut added = Vec::new();
     for f in 0..4i64 {
-        let batch = RecordBatch::try_new(
-            Arc::clone(&schema),
-            vec![Arc::new(Int64Array::from_iter_values(f * N..f * N + N))],
-        )
-        .unwrap();
-        added.push(w.append(&batch).await.unwrap().added[0].path.clone());
+        added.push(
+            w.append(&x_batch(f * N..f * N + N)).await.unwrap().added[0]
+                .path
+                .clone(),
+        );
     }
     // Page reads of two files must block two threads at the same time to
     // go on: on one thread the first would wait alone until the timeout.
     let gate = Arc::new(
         FaultStore::new(Arc::clone(&memory)).with_page_rendezvous(2, Duration::from_secs(20)),
     );
-    let store = TableStore::builder("memory://t")
-        .with_store(Arc::clone(&gate) as Arc<dyn ObjectStore>)
-        .build()
-        .unwrap();
-    let t = Table::from_store(store, TableOptions::new()).await.unwrap();
+    let t = memory_table(Arc::clone(&gate) as Arc<dyn ObjectStore>).await;
     let plan = t.scan().with_columns(["x"]).build().unwrap();
     let batches = collect(&plan).await;
     assert!(
@@ -230,13 +249,7 @@ async fn a_full_scan_decodes_two_files_at_once_on_two_threads() {
         .map(|t| added.iter().position(|p| *p == t.log_path).unwrap() as i64)
         .flat_map(|f| f * N..f * N + N)
         .collect();
-    let values: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            c.values().to_vec()
-        })
-        .collect();
+    let values = int64s(&batches, 0);
     assert_eq!(values.len(), expected.len());
     let first_difference = values.iter().zip(&expected).position(|(a, b)| a != b);
     assert_eq!(first_difference, None, "rows out of plan order");
@@ -245,41 +258,19 @@ async fn a_full_scan_decodes_two_files_at_once_on_two_threads() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_file_of_many_row_groups_decodes_on_two_threads_at_once() {
     let memory = Arc::new(InMemory::new());
-    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
-    let mut w = TableWriter::builder(
-        Arc::clone(&memory) as Arc<dyn ObjectStore>,
-        Path::from("t"),
-        Arc::clone(&schema),
-    )
-    .with_parquet_options(
-        ParquetOptions::default()
-            .with_codec(Codec::Uncompressed)
-            .with_dictionary(false)
-            .with_row_group_rows(20_000),
-    )
-    .with_deletion_vectors(true)
-    .create()
-    .await
-    .unwrap();
+    let mut w = x_writer(&memory, Some(20_000), true).await;
     // One file, 4 row groups of 160 KB: fewer files than threads.
     const N: i64 = 80_000;
-    let batch = RecordBatch::try_new(
-        Arc::clone(&schema),
-        vec![Arc::new(Int64Array::from_iter_values(0..N))],
-    )
-    .unwrap();
-    let file = w.append(&batch).await.unwrap().added[0].path.clone();
+    let file = w.append(&x_batch(0..N)).await.unwrap().added[0]
+        .path
+        .clone();
     // Page reads of two parts of the file must block two threads at the
     // same time to go on: decoded in one piece, the reads would come one
     // after the other and wait alone until the timeout.
     let gate = Arc::new(
         FaultStore::new(Arc::clone(&memory)).with_page_range_rendezvous(2, Duration::from_secs(20)),
     );
-    let store = TableStore::builder("memory://t")
-        .with_store(Arc::clone(&gate) as Arc<dyn ObjectStore>)
-        .build()
-        .unwrap();
-    let t = Table::from_store(store, TableOptions::new()).await.unwrap();
+    let t = memory_table(Arc::clone(&gate) as Arc<dyn ObjectStore>).await;
     let plan = t.scan().with_columns(["x"]).build().unwrap();
     let batches = collect(&plan).await;
     assert!(
@@ -287,14 +278,7 @@ async fn one_file_of_many_row_groups_decodes_on_two_threads_at_once() {
         "two parts of the file were never read at the same time on two threads"
     );
     // Every row, in file order.
-    let values: Vec<i64> = batches
-        .iter()
-        .flat_map(|b| {
-            let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            c.values().to_vec()
-        })
-        .collect();
-    assert_eq!(values, (0..N).collect::<Vec<_>>());
+    assert_eq!(int64s(&batches, 0), (0..N).collect::<Vec<_>>());
 
     // With deleted rows (on both sides of row-group bounds) and a
     // predicate: each part gets its share of the selection.
@@ -302,31 +286,15 @@ async fn one_file_of_many_row_groups_decodes_on_two_threads_at_once() {
     w.delete_rows_in(&[(file.as_str(), &deleted[..])], DvStorage::Inline)
         .await
         .unwrap();
-    let t = Table::from_store(
-        TableStore::builder("memory://t")
-            .with_store(Arc::clone(&memory) as Arc<dyn ObjectStore>)
-            .build()
-            .unwrap(),
-        TableOptions::new(),
-    )
-    .await
-    .unwrap();
+    let t = memory_table(Arc::clone(&memory) as Arc<dyn ObjectStore>).await;
     let plan = t
         .scan()
         .with_columns(["x"])
         .with_predicate_sql("x >= 3 AND x < 79000")
         .build()
         .unwrap();
-    let values: Vec<i64> = collect(&plan)
-        .await
-        .iter()
-        .flat_map(|b| {
-            let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            c.values().to_vec()
-        })
-        .collect();
     let want: Vec<i64> = (3..79_000)
         .filter(|x| !deleted.contains(&(*x as u64)))
         .collect();
-    assert_eq!(values, want);
+    assert_eq!(int64s(&collect(&plan).await, 0), want);
 }
