@@ -163,6 +163,7 @@ class Table:
         filter: Optional[str] = None,
         limit: Optional[int] = None,
         batch_size: Optional[int] = None,
+        view_types: bool = False,
     ) -> Scan:
         """Describes a scan.
 
@@ -173,6 +174,11 @@ class Table:
                 pruning and then applied exactly.
             limit: at most this many rows.
             batch_size: rows per batch.
+            view_types: strings and binaries as `string_view` / `binary_view`
+                (at any depth), decoded without copying each value; for
+                consumers that take views (pyarrow 16 and later, Polars,
+                DuckDB, DataFusion). Off by default, so schemas hold
+                `string` / `binary` as pyarrow < 16 and most code expects.
 
         Raises:
             InvalidArgumentError: an unknown column, a limit or batch size
@@ -191,6 +197,7 @@ class Table:
         filter: Optional[str] = None,
         limit: Optional[int] = None,
         batch_size: Optional[int] = None,
+        view_types: bool = False,
     ) -> Scan:
         """Describes the change data feed of versions `start` to `end` as a scan.
 
@@ -205,6 +212,7 @@ class Table:
             filter: a SQL predicate, as for `scan`; it may name the change columns.
             limit: at most this many rows.
             batch_size: rows per batch.
+            view_types: as for `scan`.
 
         Raises:
             InvalidArgumentError: a start after the end or beyond the latest

@@ -216,7 +216,10 @@ def session_dar(spec):
     table = dar.Table(spec["uri"], storage_options=spec.get("storage") or None)
 
     def query():
-        scan = table.scan(columns=spec["columns"], filter=spec.get("filter"), limit=spec.get("limit"))
+        # Strings as views, as deltalake's QueryBuilder and Polars hand
+        # them out (pyarrow takes them).
+        scan = table.scan(columns=spec["columns"], filter=spec.get("filter"), limit=spec.get("limit"),
+                          view_types=True)
         yield from pa.RecordBatchReader.from_stream(scan)
 
     return query

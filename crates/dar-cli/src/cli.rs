@@ -218,6 +218,15 @@ impl ScanFormat {
             Self::Null => "null",
         }
     }
+
+    /// Whether the scan decodes strings and binaries as views for this
+    /// format: yes where dar writes text or nothing (decoding into views
+    /// copies no value), no for the exported files, which keep the classic
+    /// `string` / `binary` types every reader of a Parquet file or an Arrow
+    /// stream takes (Arrow readers before views, pyarrow < 16).
+    pub fn view_types(self) -> bool {
+        !matches!(self, Self::Parquet | Self::Arrow)
+    }
 }
 
 /// `dar scan`.

@@ -1,16 +1,16 @@
 //! [`DeltaScanOptions`]: how the provider presents a table to DataFusion,
 //! and the schema and batch adaptation that follows from it.
 //!
-//! dar-scan returns the table's logical Arrow types (`Utf8`, `Binary`,
-//! plain partition columns). DataFusion works fastest on view types
-//! (`Utf8View`, `BinaryView`) and on dictionary-encoded partition columns
-//! (one value per file), so by default the provider reports those and casts
-//! each batch on the way out.
+//! DataFusion works fastest on view types (`Utf8View`, `BinaryView`) and
+//! on dictionary-encoded partition columns (one value per file), so by
+//! default the provider reports those: dar-scan decodes strings and
+//! binaries straight into views (`ScanBuilder::with_view_types`), and each
+//! batch's partition columns are cast on the way out.
 
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DataType, FieldRef, Schema, SchemaRef};
 
 /// The key type of dictionary-encoded partition columns (DataFusion's own
 /// convention for partition columns of file tables).
@@ -88,7 +88,7 @@ impl DeltaScanOptions {
             .map(|f| {
                 let partition = partition_columns.contains(f.name());
                 let mut t = if self.view_types {
-                    to_view(f.data_type())
+                    dar_scan::view_type(f.data_type())
                 } else {
                     f.data_type().clone()
                 };
@@ -125,21 +125,6 @@ fn dictionary_value(t: &DataType) -> bool {
         )
 }
 
-/// `t` with strings and binaries as views, through structs.
-fn to_view(t: &DataType) -> DataType {
-    match t {
-        DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
-        DataType::Binary | DataType::LargeBinary => DataType::BinaryView,
-        DataType::Struct(fields) => DataType::Struct(Fields::from(
-            fields
-                .iter()
-                .map(|f| f.as_ref().clone().with_data_type(to_view(f.data_type())))
-                .collect::<Vec<Field>>(),
-        )),
-        other => other.clone(),
-    }
-}
-
 /// `batch` with its columns cast to the types of `schema` (same columns,
 /// same order) and labelled with `schema`.
 pub(crate) fn adapt_batch(
@@ -169,6 +154,7 @@ pub(crate) fn adapt_batch(
 mod tests {
     use super::*;
     use arrow_array::{Date32Array, StringArray, cast::AsArray};
+    use arrow_schema::{Field, Fields};
 
     #[test]
     fn schema_and_batches_follow_the_options() {

@@ -215,6 +215,7 @@ impl DeltaTableProvider {
                 let mut builder = table
                     .changes(range.start, range.end)
                     .with_batch_size(batch_size.max(1))
+                    .with_view_types(self.options.view_types())
                     .with_only_columns(paths);
                 if let Some(p) = &predicate {
                     builder = builder.with_predicate(p.clone());
@@ -228,6 +229,7 @@ impl DeltaTableProvider {
                 let mut builder = table
                     .scan()
                     .with_batch_size(batch_size.max(1))
+                    .with_view_types(self.options.view_types())
                     .with_column_paths(paths);
                 if let Some(p) = &predicate {
                     builder = builder.with_predicate(p.clone());

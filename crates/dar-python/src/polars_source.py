@@ -262,7 +262,11 @@ def scan(table):
                     if name not in columns:
                         columns.append(name)
         limit = n_rows if exact else None
-        dar_scan = table.scan(columns=columns, filter=sql, limit=limit, batch_size=batch_size)
+        # Polars holds strings as views: dar decodes them straight into
+        # views, and Polars takes them without converting.
+        dar_scan = table.scan(
+            columns=columns, filter=sql, limit=limit, batch_size=batch_size, view_types=True
+        )
         last_pushdown = {
             "columns": columns,
             "filter": sql,

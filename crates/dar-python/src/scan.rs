@@ -27,6 +27,8 @@ struct ScanSpec {
     filter: Option<String>,
     limit: Option<usize>,
     batch_size: Option<usize>,
+    /// Strings and binaries as `string_view` / `binary_view`.
+    view_types: bool,
     changes: Option<(ChangeBound, Option<ChangeBound>)>,
 }
 
@@ -38,7 +40,7 @@ impl ScanSpec {
         if let Some((start, end)) = self.changes {
             return self.build_changes(py, start, end, count);
         }
-        let mut builder = self.table.scan();
+        let mut builder = self.table.scan().with_view_types(self.view_types);
         if count {
             builder = builder.with_columns(Vec::<String>::new());
         } else if let Some(columns) = &self.columns {
@@ -65,7 +67,10 @@ impl ScanSpec {
         end: Option<ChangeBound>,
         count: bool,
     ) -> PyResult<ScanPlan> {
-        let mut builder = self.table.changes(start, end);
+        let mut builder = self
+            .table
+            .changes(start, end)
+            .with_view_types(self.view_types);
         if count {
             builder = builder.with_columns(Vec::<String>::new());
         } else if let Some(columns) = &self.columns {
@@ -124,6 +129,7 @@ fn poisoned<T>(_: T) -> PyErr {
 impl Scan {
     /// Checks the arguments by planning the scan once; with `changes`, the
     /// change data feed of that range.
+    #[allow(clippy::too_many_arguments, reason = "the arguments of Table.scan")]
     pub fn new(
         py: Python<'_>,
         table: dar_scan::Table,
@@ -131,6 +137,7 @@ impl Scan {
         filter: Option<String>,
         limit: Option<usize>,
         batch_size: Option<usize>,
+        view_types: bool,
         changes: Option<(ChangeBound, Option<ChangeBound>)>,
     ) -> PyResult<Self> {
         let spec = ScanSpec {
@@ -139,6 +146,7 @@ impl Scan {
             filter,
             limit,
             batch_size,
+            view_types,
             changes,
         };
         let plan = spec.build(py, false)?;

@@ -191,8 +191,11 @@ impl Table {
 
     /// Describes a scan: `columns` (names; `a.b` for a struct field),
     /// `filter` (SQL, as `dar scan --filter`), `limit` and `batch_size`
-    /// (rows). Unknown columns and bad filters raise here.
-    #[pyo3(signature = (columns = None, filter = None, limit = None, batch_size = None))]
+    /// (rows); `view_types=True` gives strings and binaries as
+    /// `string_view` / `binary_view` (pyarrow 16 and later, Polars and
+    /// DuckDB take them), decoded without copying every value. Unknown
+    /// columns and bad filters raise here.
+    #[pyo3(signature = (columns = None, filter = None, limit = None, batch_size = None, view_types = false))]
     fn scan(
         &self,
         py: Python<'_>,
@@ -200,6 +203,7 @@ impl Table {
         filter: Option<String>,
         limit: Option<&Bound<'_, PyInt>>,
         batch_size: Option<&Bound<'_, PyInt>>,
+        view_types: bool,
     ) -> PyResult<Scan> {
         Scan::new(
             py,
@@ -208,6 +212,7 @@ impl Table {
             filter,
             count_argument("limit", limit)?,
             count_argument("batch_size", batch_size)?,
+            view_types,
             None,
         )
     }
@@ -219,7 +224,8 @@ impl Table {
     /// Rows carry the table's columns (or `columns`) and `_change_type`,
     /// `_commit_version` and `_commit_timestamp`; `filter` may name them.
     /// The commits are read here: a range that cannot be read raises.
-    #[pyo3(signature = (start, end = None, columns = None, filter = None, limit = None, batch_size = None))]
+    /// `view_types` as in `scan`.
+    #[pyo3(signature = (start, end = None, columns = None, filter = None, limit = None, batch_size = None, view_types = false))]
     #[allow(clippy::too_many_arguments, reason = "the Python signature")]
     fn changes(
         &self,
@@ -230,6 +236,7 @@ impl Table {
         filter: Option<String>,
         limit: Option<&Bound<'_, PyInt>>,
         batch_size: Option<&Bound<'_, PyInt>>,
+        view_types: bool,
     ) -> PyResult<Scan> {
         let start = change_bound(start)?;
         let end = end.map(change_bound).transpose()?;
@@ -240,6 +247,7 @@ impl Table {
             filter,
             count_argument("limit", limit)?,
             count_argument("batch_size", batch_size)?,
+            view_types,
             Some((start, end)),
         )
     }

@@ -20,6 +20,9 @@ def change_rows(table: pa.Table) -> list:
 def test_cdf_table_exact_rows(testdata):
     t = dar.Table(testdata / "kernel" / "cdf-table-with-dv")
     got = change_rows(t.changes(0).to_table())
+    views = t.changes(0, view_types=True).to_table()
+    assert views.schema.field("_change_type").type == pa.string_view()
+    assert change_rows(views.cast(t.changes(0).to_table().schema)) == got
     expected = (
         [(i, "insert", 0) for i in range(10)]
         + [(0, "delete", 1), (9, "delete", 1), (0, "insert", 2), (9, "insert", 2)]

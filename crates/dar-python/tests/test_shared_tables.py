@@ -98,6 +98,32 @@ def same_data(got: pa.Table, expected: pa.Table) -> None:
     assert got.equals(expected), "rows differ"
 
 
+def view_of(t):
+    """The pyarrow type `t` with strings and binaries as views, at any depth."""
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.string_view()
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return pa.binary_view()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(view_of(f.type)) for f in t])
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(view_of(t.value_type)))
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(view_of(t.key_type)),
+            t.item_field.with_type(view_of(t.item_type)),
+            t.keys_sorted,
+        )
+    return t
+
+
+def same_as_views(classic, views, name):
+    """`views` (a scan with `view_types=True`) holds the rows of `classic`,
+    every string and binary as a view."""
+    assert views.schema.types == [view_of(t) for t in classic.schema.types], name
+    assert views.cast(classic.schema).equals(classic), name
+
+
 def test_every_table_reads_as_the_cli_reads_it(testdata, dar_bin):
     tables = delta_tables(testdata / "kernel")
     assert len(tables) >= len(KERNEL_PINS)
@@ -121,6 +147,7 @@ def test_every_table_reads_as_the_cli_reads_it(testdata, dar_bin):
         got = table.scan().to_table()
         same_data(got, cli)
         assert table.scan().count() == got.num_rows, name
+        same_as_views(got, table.scan(view_types=True).to_table(), name)
         if name in KERNEL_PINS:
             version, rows = KERNEL_PINS[name]
             assert table.version == version, name

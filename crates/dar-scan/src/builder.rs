@@ -55,6 +55,7 @@ pub struct ScanBuilder {
     pub(crate) batch_size: usize,
     pub(crate) concurrency: Option<usize>,
     pub(crate) ordered: bool,
+    pub(crate) view_types: bool,
 }
 
 impl ScanBuilder {
@@ -67,6 +68,7 @@ impl ScanBuilder {
             batch_size: DEFAULT_BATCH_SIZE,
             concurrency: None,
             ordered: true,
+            view_types: false,
         }
     }
 
@@ -125,6 +127,15 @@ impl ScanBuilder {
     /// Batches in file order (default) or as soon as any file yields them.
     pub fn with_ordered(mut self, ordered: bool) -> Self {
         self.ordered = ordered;
+        self
+    }
+
+    /// Strings and binaries (at any depth) as `Utf8View` / `BinaryView`,
+    /// decoded straight from the pages without copying each value into one
+    /// buffer (default false: `Utf8` / `Binary`). For consumers that take
+    /// views: DataFusion, Polars, DuckDB, pyarrow 16 and later.
+    pub fn with_view_types(mut self, on: bool) -> Self {
+        self.view_types = on;
         self
     }
 
@@ -188,6 +199,7 @@ impl ScanBuilder {
             batch_size: self.batch_size,
             limit: self.limit,
             ordered: self.ordered,
+            view_types: self.view_types,
         };
         let context = ScanContext::new(spec, runtime)?;
 

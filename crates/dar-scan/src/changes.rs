@@ -151,6 +151,12 @@ impl ChangesBuilder {
         self
     }
 
+    /// Strings and binaries as views (see [`ScanBuilder::with_view_types`]).
+    pub fn with_view_types(mut self, on: bool) -> Self {
+        self.scan = self.scan.with_view_types(on);
+        self
+    }
+
     /// Resolves the range, reads its commits (concurrently, each once,
     /// none kept), prunes their change files with the predicate and
     /// returns the plan: one [`crate::ScanTask`] per change file, in
@@ -310,6 +316,7 @@ impl ChangesBuilder {
             batch_size: self.scan.batch_size,
             limit: self.scan.limit,
             ordered: self.scan.ordered,
+            view_types: self.scan.view_types,
         };
         let context = ScanContext::new(spec, runtime)?;
         Ok((table, feed, context))

@@ -103,6 +103,7 @@ pub use render::{build_error_message, one_line};
 pub use runtime::{
     DEFAULT_DV_CACHE_BYTES, DEFAULT_READ_AHEAD_BYTES, ScanRuntime, default_files_in_flight,
 };
+pub use schema::views::view_type;
 pub use spec::ScanSpec;
 pub use split::{split_by_bytes, split_by_bytes_exact};
 pub use statistics::{ColumnStatistics, Estimate, PlanStatistics};

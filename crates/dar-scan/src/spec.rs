@@ -47,6 +47,10 @@ pub struct ScanSpec {
     pub(crate) batch_size: usize,
     pub(crate) limit: Option<usize>,
     pub(crate) ordered: bool,
+    /// Strings and binaries decoded and output as `Utf8View` /
+    /// `BinaryView` ([`crate::view_type`]).
+    #[serde(default)]
+    pub(crate) view_types: bool,
 }
 
 /// The first field of encoded bytes, read alone so that bytes of another
@@ -61,7 +65,7 @@ struct Header {
 impl ScanSpec {
     /// The format of specs and tasks this build reads and writes. Raised
     /// whenever [`ScanSpec`] or [`crate::ScanTask`] change shape.
-    pub const FORMAT: u32 = 3;
+    pub const FORMAT: u32 = 4;
 
     /// The table URI (credentials removed), to open the store where the
     /// scan runs.
@@ -77,6 +81,12 @@ impl ScanSpec {
     /// The scan's limit.
     pub fn limit(&self) -> Option<usize> {
         self.limit
+    }
+
+    /// Whether strings and binaries come out as views
+    /// ([`crate::ScanBuilder::with_view_types`]).
+    pub fn view_types(&self) -> bool {
+        self.view_types
     }
 
     /// The spec as bytes (JSON).
@@ -178,6 +188,7 @@ mod tests {
             batch_size: 100,
             limit: Some(7),
             ordered: false,
+            view_types: true,
         }
     }
 

@@ -15,6 +15,7 @@ use crate::predicate::ScanPredicate;
 use crate::schema::nullability;
 use crate::schema::projection::OutputColumn;
 use crate::schema::relax_schema;
+use crate::schema::views::view_fields;
 use crate::spec::ScanSpec;
 
 /// What each file of a scan yields, decided once from the spec.
@@ -45,8 +46,12 @@ pub(crate) struct PartitionColumns {
 #[derive(Debug)]
 pub(crate) struct ScanState {
     pub spec: ScanSpec,
-    /// The table's logical top-level fields, every level nullable.
+    /// The table's logical top-level fields, every level nullable: what
+    /// the predicate binds to and statistics are read as.
     pub fields: Fields,
+    /// The same fields as read batches and output hold them: `fields`, or
+    /// with strings and binaries as views ([`ScanSpec::view_types`]).
+    pub read_fields: Fields,
     /// Position of each top-level field, by name.
     pub field_index: HashMap<String, usize>,
     /// Per top-level field: whether it is a partition column.
@@ -124,10 +129,15 @@ impl ScanState {
             .iter()
             .map(|d| nullability::has_constraint(d).then(|| Arc::clone(d)))
             .collect();
+        let read_fields = if spec.view_types {
+            view_fields(&fields)
+        } else {
+            fields.clone()
+        };
         let output = spec
             .columns
             .iter()
-            .map(|p| OutputColumn::resolve(&fields, &index, p))
+            .map(|p| OutputColumn::resolve(&read_fields, &index, p))
             .collect::<Result<Vec<_>>>()?;
         let mut projected = vec![false; fields.len()];
         for c in &output {
@@ -152,6 +162,7 @@ impl ScanState {
             spec,
             field_index,
             fields,
+            read_fields,
             is_partition,
             is_task_column,
             not_null,

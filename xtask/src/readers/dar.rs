@@ -11,9 +11,13 @@ use futures::TryStreamExt;
 use super::{ReadSpec, RunnerResult, process_cpu_secs, runtime, storage_options};
 use crate::workload::Action;
 
-/// The scan `spec` asks of `table`.
+/// The scan `spec` asks of `table`: strings as views, as an embedding
+/// engine that takes them (DataFusion, Polars, DuckDB) asks for them.
 fn scan_plan(table: &Table, spec: &ReadSpec) -> Result<dar_scan::ScanPlan, String> {
-    let mut scan = table.scan().with_columns(&spec.columns);
+    let mut scan = table
+        .scan()
+        .with_columns(&spec.columns)
+        .with_view_types(true);
     if let Some(f) = &spec.filter {
         scan = scan.with_predicate_sql(f.clone());
     }
@@ -98,7 +102,8 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
                         // The table's columns; the change columns come too.
                         let mut changes = table
                             .changes(ChangeBound::Version(from), None)
-                            .with_columns(&spec.columns);
+                            .with_columns(&spec.columns)
+                            .with_view_types(true);
                         if let Some(f) = &spec.filter {
                             changes = changes.with_predicate_sql(f.clone());
                         }

@@ -39,7 +39,9 @@ fn bounds(args: &ChangesArgs) -> Result<(ChangeBound, Option<ChangeBound>), CliE
 
 async fn plan(table: &Table, args: &ChangesArgs) -> Result<ScanPlan, CliError> {
     let (start, end) = bounds(args)?;
-    let mut builder = table.changes(start, end);
+    let mut builder = table
+        .changes(start, end)
+        .with_view_types(args.rows.format.view_types());
     if let Some(c) = &args.columns {
         builder = builder.with_columns(parse_columns(c)?);
     }

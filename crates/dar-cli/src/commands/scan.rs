@@ -204,7 +204,7 @@ pub fn parse_columns(text: &str) -> Result<Vec<String>, CliError> {
 }
 
 fn plan(table: &Table, args: &ScanArgs) -> Result<ScanPlan, CliError> {
-    let mut builder = table.scan();
+    let mut builder = table.scan().with_view_types(args.rows.format.view_types());
     if let Some(c) = &args.columns {
         builder = builder.with_columns(parse_columns(c)?);
     }

@@ -390,3 +390,50 @@ async fn every_partition_of_a_repeated_query_reads_through_one_table_cache() {
     assert!(metric(&second, "cache_hits") > 0);
     assert_eq!(metric(&second, "cache_misses"), 0);
 }
+
+/// With view types on (the default) dar's scan decodes strings straight
+/// into `Utf8View`: the scan's spec asks for views and the batches hold
+/// them; off, the spec asks for the classic types. Same rows either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn view_types_are_decoded_by_the_scan_not_cast_after_it() {
+    let t = tables().await;
+    let sql = "SELECT vendor, trip_id FROM sample WHERE vendor >= 'M' ORDER BY trip_id";
+    let mut seen = Vec::new();
+    for views in [true, false] {
+        let ctx = context(2);
+        let provider = DeltaTableProvider::with_options(
+            open(&t.sample).await,
+            DeltaScanOptions::new().with_view_types(views),
+        );
+        ctx.register_table("sample", Arc::new(provider)).unwrap();
+        let plan = physical(&ctx, sql).await;
+        let scan = find_scan(&plan).expect("a DeltaScanExec");
+        let exec = scan
+            .downcast_ref::<dar_datafusion::DeltaScanExec>()
+            .expect("dar's scan");
+        assert_eq!(exec.scan_plan().context().spec().view_types(), views);
+        let got = collect(Arc::clone(&plan), ctx.task_ctx()).await.unwrap();
+        let want = if views {
+            DataType::Utf8View
+        } else {
+            DataType::Utf8
+        };
+        assert!(got.iter().all(|b| b.column(0).data_type() == &want));
+        let text: Vec<String> = got
+            .iter()
+            .flat_map(|b| {
+                let c = arrow_cast::cast(b.column(0), &DataType::Utf8).unwrap();
+                let s = c
+                    .as_any()
+                    .downcast_ref::<arrow_array::StringArray>()
+                    .unwrap();
+                s.iter()
+                    .map(|v| v.unwrap_or("NULL").to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert!(!text.is_empty());
+        seen.push(text);
+    }
+    assert_eq!(seen[0], seen[1]);
+}

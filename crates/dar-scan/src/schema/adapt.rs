@@ -264,20 +264,37 @@ impl ColumnPlan {
                 // An allowed cast fails only on values the table's type
                 // cannot hold (binary that is not UTF-8, a decimal out of
                 // range): the file's data does not fit the schema.
-                arrow_cast::cast_with_options(array, to, &options).map_err(|e| {
-                    ScanError::SchemaMismatch {
-                        path: path.to_string(),
-                        column: column.to_string(),
-                        found: format!(
-                            "{} holding a value it cannot be read as ({e})",
-                            array.data_type()
-                        ),
-                        expected: to.to_string(),
-                    }
+                leaf_cast(array, to, &options).map_err(|e| ScanError::SchemaMismatch {
+                    path: path.to_string(),
+                    column: column.to_string(),
+                    found: format!(
+                        "{} holding a value it cannot be read as ({e})",
+                        array.data_type()
+                    ),
+                    expected: to.to_string(),
                 })
             }
         }
     }
+}
+
+/// `array` cast to `to`; to a view type that arrow casts to only from
+/// its classic type (a fixed-size binary to `BinaryView`), through that.
+fn leaf_cast(
+    array: &ArrayRef,
+    to: &DataType,
+    options: &arrow_cast::CastOptions,
+) -> std::result::Result<ArrayRef, arrow_schema::ArrowError> {
+    let classic = match to {
+        DataType::Utf8View => DataType::Utf8,
+        DataType::BinaryView => DataType::Binary,
+        _ => return arrow_cast::cast_with_options(array, to, options),
+    };
+    if arrow_cast::can_cast_types(array.data_type(), to) {
+        return arrow_cast::cast_with_options(array, to, options);
+    }
+    let classic = arrow_cast::cast_with_options(array, &classic, options)?;
+    arrow_cast::cast_with_options(&classic, to, options)
 }
 
 /// Unit normalization by arithmetic on the stored instants: the zone
@@ -376,6 +393,9 @@ pub(crate) fn leaf_cast_allowed(from: &DataType, to: &DataType) -> bool {
         (T::Timestamp(_, _), T::Timestamp(_, _)) => true,
         (T::Binary | T::LargeBinary | T::BinaryView | T::LargeUtf8 | T::Utf8View, T::Utf8) => true,
         (T::LargeBinary | T::BinaryView | T::FixedSizeBinary(_), T::Binary) => true,
+        // Views: whatever the classic type may be read from, and it.
+        (f, T::Utf8View) => f == &T::Utf8 || leaf_cast_allowed(f, &T::Utf8),
+        (f, T::BinaryView) => f == &T::Binary || leaf_cast_allowed(f, &T::Binary),
         _ => false,
     }
 }
@@ -450,6 +470,51 @@ mod tests {
             &DataType::Decimal128(5, 2),
             &DataType::Decimal128(5, 3)
         ));
+    }
+
+    #[test]
+    fn views_read_from_every_byte_type_the_classic_type_reads_from() {
+        use arrow_array::{
+            BinaryArray, BinaryViewArray, DictionaryArray, FixedSizeBinaryArray, LargeBinaryArray,
+            LargeStringArray, StringViewArray, types::Int32Type,
+        };
+        let strings: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec![Some("ab"), None])),
+            Arc::new(LargeStringArray::from(vec![Some("ab"), None])),
+            Arc::new(StringViewArray::from(vec![Some("ab"), None])),
+            Arc::new(BinaryArray::from(vec![Some(b"ab".as_ref()), None])),
+            Arc::new(LargeBinaryArray::from(vec![Some(b"ab".as_ref()), None])),
+            Arc::new(BinaryViewArray::from(vec![Some(b"ab".as_ref()), None])),
+            Arc::new(DictionaryArray::<Int32Type>::from_iter([Some("ab"), None])),
+        ];
+        let view = Field::new("s", DataType::Utf8View, true);
+        for a in &strings {
+            let out = read("s", a, &view).unwrap();
+            assert_eq!(out.as_string_view().value(0), "ab", "{}", a.data_type());
+            assert!(out.is_null(1));
+        }
+        let binaries: Vec<ArrayRef> = vec![
+            Arc::new(BinaryArray::from(vec![Some(b"ab".as_ref()), None])),
+            Arc::new(LargeBinaryArray::from(vec![Some(b"ab".as_ref()), None])),
+            Arc::new(
+                FixedSizeBinaryArray::try_from_sparse_iter_with_size(
+                    vec![Some(b"ab".to_vec()), None].into_iter(),
+                    2,
+                )
+                .unwrap(),
+            ),
+        ];
+        let view = Field::new("b", DataType::BinaryView, true);
+        for a in &binaries {
+            let out = read("b", a, &view).unwrap();
+            assert_eq!(out.as_binary_view().value(0), b"ab", "{}", a.data_type());
+            assert!(out.is_null(1));
+        }
+        // Not UTF-8: an error naming the file and column, as for Utf8.
+        let bad: ArrayRef = Arc::new(BinaryArray::from(vec![&[0xffu8, 0xfe][..]]));
+        let err = read("s", &bad, &Field::new("s", DataType::Utf8View, true)).unwrap_err();
+        assert!(err.to_string().contains("'s'"), "{err}");
+        assert!(!leaf_cast_allowed(&DataType::Int32, &DataType::Utf8View));
     }
 
     #[test]

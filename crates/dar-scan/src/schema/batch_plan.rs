@@ -85,7 +85,7 @@ impl Sources<'_> {
         plans: &mut PlanCache,
         enforce: bool,
     ) -> Result<Source> {
-        let f = &self.state.fields[field];
+        let f = &self.state.read_fields[field];
         if self.state.is_partition[field] {
             return match self.constants.get(field).cloned().flatten() {
                 Some(c) => Ok(Source::Partition(c)),
@@ -324,7 +324,7 @@ impl BatchPlan {
                     let fields: Vec<FieldRef> = group
                         .roots
                         .iter()
-                        .map(|f| Arc::clone(&state.fields[*f]))
+                        .map(|f| Arc::clone(&state.read_fields[*f]))
                         .collect();
                     let cost = fields.iter().map(|f| decode_cost(f.data_type())).sum();
                     filters.push(FilterPlan {
@@ -371,7 +371,7 @@ impl BatchPlan {
         let read_schema = Arc::new(Schema::new(
             read_fields
                 .iter()
-                .map(|f| Arc::clone(&state.fields[*f]))
+                .map(|f| Arc::clone(&state.read_fields[*f]))
                 .collect::<Vec<_>>(),
         ));
         let output = state.output.iter().map(|c| position[c.root]).collect();

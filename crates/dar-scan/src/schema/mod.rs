@@ -20,6 +20,7 @@ pub(crate) mod mapping;
 pub(crate) mod nullability;
 pub(crate) mod partitions;
 pub(crate) mod projection;
+pub(crate) mod views;
 
 use std::sync::Arc;
 

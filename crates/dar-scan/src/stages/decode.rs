@@ -27,6 +27,7 @@ use crate::error::{Result, ScanError};
 use crate::metrics::{ScanMetrics, Stage};
 use crate::schema::batch_plan::{BatchPlan, FilterPlan};
 use crate::schema::partitions::repeat;
+use crate::schema::views;
 use crate::state::ScanState;
 use crate::task::FileAccess;
 
@@ -46,13 +47,24 @@ impl<S: Stream + Unpin> Stream for Timed<S> {
     }
 }
 
-/// Each partition column's value repeated to the longest batch the file
-/// yields (its rows, at most a batch), by top-level field.
+/// Each partition column's value, of its read type, repeated to the
+/// longest batch the file yields (its rows, at most a batch), by top-level
+/// field.
 fn partition_constants(footer: &FooterRead, state: &ScanState) -> Result<Vec<Option<ArrayRef>>> {
     let rows = usize::try_from(footer.num_rows())
         .unwrap_or(usize::MAX)
         .min(state.spec.batch_size)
         .max(1);
+    let path = footer.file.task.object_path.as_str();
+    let constant = |field: usize, one: &ArrayRef| -> Result<ArrayRef> {
+        let to = state.read_fields[field].data_type();
+        if one.data_type() == to {
+            return repeat(path, one, rows);
+        }
+        let one = arrow_cast::cast(one, to)
+            .map_err(|e| ScanError::arrow("typing a partition value", path, e))?;
+        repeat(path, &one, rows)
+    };
     let mut constants = vec![None; state.fields.len()];
     for (field, one) in state
         .partitions
@@ -60,10 +72,10 @@ fn partition_constants(footer: &FooterRead, state: &ScanState) -> Result<Vec<Opt
         .iter()
         .zip(&footer.file.partition_row)
     {
-        constants[*field] = Some(repeat(&footer.file.task.object_path, one, rows)?);
+        constants[*field] = Some(constant(*field, one)?);
     }
     for (field, one) in &footer.file.task_row {
-        constants[*field] = Some(repeat(&footer.file.task.object_path, one, rows)?);
+        constants[*field] = Some(constant(*field, one)?);
     }
     Ok(constants)
 }
@@ -77,15 +89,23 @@ pub(crate) fn stream(
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let path = footer.file.task.object_path.as_str();
     let constants = partition_constants(&footer, state)?;
+    // The schema the decoder produces: the file's, byte columns as views
+    // when the scan outputs views (the column map and statistics keep the
+    // file's classic types).
+    let metadata = if state.spec.view_types {
+        views::decoding_metadata(&footer.metadata)
+    } else {
+        footer.metadata.clone()
+    };
     let (plan, filters) = BatchPlan::new(
         state,
         path,
-        footer.metadata.schema(),
+        metadata.schema(),
         &footer.columns,
         &constants,
         metrics,
     )?;
-    let parquet_schema = footer.metadata.parquet_schema();
+    let parquet_schema = metadata.parquet_schema();
     let mask = plan.mask(parquet_schema);
     let filters: Vec<(ProjectionMask, Arc<FilterPlan>)> = filters
         .into_iter()
@@ -93,11 +113,11 @@ pub(crate) fn stream(
         .collect();
     let location = footer.location;
     let limit = state.spec.limit.filter(|_| !plan.has_residual());
-    let leaves = wide::leaves(&footer.metadata, &mask, filters.iter().map(|(m, _)| m));
+    let leaves = wide::leaves(&metadata, &mask, filters.iter().map(|(m, _)| m));
     let parquet_stream = if leaves.len() >= wide::WIDE_CHUNKS {
         wide::stream(WideRead {
             reader: footer.reader,
-            metadata: footer.metadata,
+            metadata,
             leaves,
             mask,
             filters,
@@ -108,7 +128,7 @@ pub(crate) fn stream(
         })
     } else {
         let mut builder =
-            ParquetRecordBatchStreamBuilder::new_with_metadata(footer.reader, footer.metadata)
+            ParquetRecordBatchStreamBuilder::new_with_metadata(footer.reader, metadata)
                 .with_batch_size(state.spec.batch_size)
                 .with_projection(mask)
                 .with_row_groups(access.row_groups.clone());

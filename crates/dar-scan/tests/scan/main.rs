@@ -23,4 +23,5 @@ mod kernel;
 mod metadata_scale;
 mod props;
 mod remote;
+mod views;
 mod wide;
