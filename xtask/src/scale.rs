@@ -50,8 +50,9 @@ pub struct Sizes {
     /// Rows per W7 insert.
     pub w7_rows: usize,
     /// W8 metadata-scale tables (log only, no data files): the active
-    /// files of the `small` and `large` tables at their checkpoint.
-    pub w8_files: [usize; 2],
+    /// files of the `small`, `large` and (JSON stats only) `xlarge` tables
+    /// at their checkpoint.
+    pub w8_files: [usize; 3],
 }
 
 impl Scale {
@@ -83,7 +84,7 @@ impl Scale {
                 w6_files_per_commit: 500,
                 w7_commits: 200,
                 w7_rows: 200,
-                w8_files: [10_000, 50_000],
+                w8_files: [10_000, 50_000, 100_000],
             },
             Scale::Full => Sizes {
                 w1_files: 250,
@@ -102,7 +103,7 @@ impl Scale {
                 w6_files_per_commit: 1_000,
                 w7_commits: 3_000,
                 w7_rows: 400,
-                w8_files: [100_000, 1_000_000],
+                w8_files: [100_000, 1_000_000, 10_000_000],
             },
         }
     }
