@@ -187,6 +187,12 @@ pub struct FilesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FilesFormat::Table)]
     pub format: FilesFormat,
+
+    /// Only the files a scan with this SQL predicate reads: those that
+    /// partition values and the log's column statistics cannot rule out
+    /// (a listed file may still hold no matching row).
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
 }
 
 /// Output formats of `dar scan`.

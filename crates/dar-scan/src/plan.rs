@@ -89,6 +89,14 @@ impl ScanPlan {
         &self.tasks
     }
 
+    /// The file-index row of each task (rows of the snapshot's
+    /// [`dar_log::FileIndex`]), when the plan was built from a table here
+    /// ([`crate::ScanBuilder::build`]; not for a plan of received tasks or
+    /// a subset).
+    pub fn index_rows(&self) -> Option<&[usize]> {
+        self.index.as_ref().map(|ix| ix.rows.as_slice())
+    }
+
     /// A plan that reads `tasks` (for example one partition of an engine's
     /// scan, a subset of this plan's tasks) with this plan's context: the
     /// same options, a limit that applies to the subset alone, and the

@@ -8,7 +8,7 @@ use dar_log::FileIndex;
 use dar_scan::{FileColumns, files_batch};
 use serde_json::{Value, json};
 
-use super::{Streams, out};
+use super::{Streams, out, plan_error};
 use crate::cli::{FilesArgs, FilesFormat};
 use crate::error::CliError;
 use crate::output::{JsonObject, write_csv, write_table};
@@ -23,22 +23,49 @@ pub async fn run(args: &FilesArgs, streams: &mut Streams<'_>) -> Result<(), CliE
             uri: table.uri().to_string(),
             source: Box::new(source),
         })?;
+    // The file-index rows to list: all, or those a scan with the filter
+    // keeps (planned as a count, so no column is resolved for output).
+    let kept: Option<Vec<usize>> = match &args.filter {
+        None => None,
+        Some(f) => {
+            let plan = table
+                .scan()
+                .with_columns(Vec::<String>::new())
+                .with_predicate_sql(f.clone())
+                .build()
+                .map_err(|e| plan_error(&table, Some(f), e))?;
+            Some(plan.index_rows().unwrap_or_default().to_vec())
+        }
+    };
+    let rows: Box<dyn Iterator<Item = usize>> = match &kept {
+        Some(k) => Box::new(k.iter().copied()),
+        None => Box::new(0..index.len()),
+    };
+    let batch = |columns: FileColumns, format: &'static str| {
+        let all = files_batch(index, columns).map_err(|e| CliError::write(format, e))?;
+        match &kept {
+            None => Ok(all),
+            Some(k) => {
+                let k = arrow_array::UInt64Array::from_iter_values(k.iter().map(|i| *i as u64));
+                arrow_select::take::take_record_batch(&all, &k)
+                    .map_err(|e| CliError::write(format, e))
+            }
+        }
+    };
     let w = &mut *streams.stdout;
     match args.format {
         FilesFormat::Json => {
-            for i in 0..index.len() {
+            for i in rows {
                 let line = file_json(index, i).map_err(|e| CliError::write("json", e))?;
                 out!("json", w, "{line}")?;
             }
         }
         FilesFormat::Table => {
-            let batch = files_batch(index, FileColumns::Summary)
-                .map_err(|e| CliError::write("table", e))?;
+            let batch = batch(FileColumns::Summary, "table")?;
             write_table(w, &batch.schema(), &[batch])?;
         }
         FilesFormat::Csv => {
-            let batch =
-                files_batch(index, FileColumns::Full).map_err(|e| CliError::write("csv", e))?;
+            let batch = batch(FileColumns::Full, "csv")?;
             write_csv(w, &[batch])?;
         }
     }

@@ -145,3 +145,68 @@ fn csv_and_table_list_every_file() {
         .clone();
     assert_eq!(String::from_utf8(v2).unwrap().lines().count(), 4);
 }
+
+/// `--filter`: the files a scan with the predicate reads, pruned by
+/// partition values and by the log's statistics; every format; the same
+/// files as the library's plan; a bad filter is the scan's error.
+#[tokio::test]
+async fn filter_lists_the_files_a_scan_reads() {
+    let s = arg(&sample());
+    let t = dar_scan::Table::open(&s).await.unwrap();
+    for (filter, files) in [
+        // Partition value: the 01-04 file alone.
+        ("day = DATE '2024-01-04' AND fare > 55", 1),
+        // Statistics: trips 165-175 are in one file.
+        ("trip_id BETWEEN 165 AND 175", 1),
+        ("trip_id > 100000", 0),
+        ("fare > 0 OR fare IS NULL", 4),
+    ] {
+        let out = dar()
+            .args(["files", &s, "--format", "json", "--filter", filter])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let mut got: Vec<String> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v["path"].as_str().unwrap().to_string()
+            })
+            .collect();
+        got.sort();
+        let plan = t.scan().with_predicate_sql(filter).build().unwrap();
+        let mut want: Vec<String> = plan.tasks().iter().map(|k| k.log_path.clone()).collect();
+        want.sort();
+        assert_eq!(got, want, "{filter}");
+        assert_eq!(got.len(), files, "{filter}");
+        let csv = dar()
+            .args(["files", &s, "--format", "csv", "--filter", filter])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        assert_eq!(String::from_utf8(csv).unwrap().lines().count(), files + 1);
+    }
+    let err = dar()
+        .args(["files", &s, "--filter", "fare >"])
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.contains("fare >"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let err = dar()
+        .args(["files", &s, "--filter", "nosuch = 1"])
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8(err).unwrap().contains("nosuch"));
+}
