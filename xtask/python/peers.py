@@ -46,6 +46,13 @@ def select_sql(spec, source):
     return sql
 
 
+def between(filter_text):
+    """(column, lo, hi) of a filter `column BETWEEN lo AND hi` of integers."""
+    column, rest = filter_text.split(" BETWEEN ")
+    lo, hi = rest.split(" AND ")
+    return column.strip(), int(lo), int(hi)
+
+
 def read_delta_rs(spec):
     from deltalake import DeltaTable, QueryBuilder
 
@@ -70,6 +77,26 @@ def read_delta_rs(spec):
                                    "rows": pa.array([records], pa.int64())})
 
         return count
+
+    if spec.get("action") == "plan":
+        def plan():
+            # What planning a selective scan costs delta-rs: its add actions
+            # with their statistics, the files whose [min, max] of the
+            # filter's column meets its range (`col BETWEEN lo AND hi`).
+            column, lo, hi = between(spec["filter"])
+            table = DeltaTable(spec["uri"], storage_options=spec.get("storage") or None)
+            actions = pa.table(table.get_add_actions(flatten=True))
+            low = actions.column(f"min.{column}")
+            high = actions.column(f"max.{column}")
+            # A file without statistics for the column is kept.
+            keep = pc.or_kleene(
+                pc.and_kleene(pc.greater_equal(high, lo), pc.less_equal(low, hi)),
+                pc.or_(pc.is_null(low), pc.is_null(high)),
+            )
+            files = pc.sum(pc.cast(keep, pa.int64())).as_py() or 0
+            yield pa.record_batch({"files": pa.array([files], pa.int64())})
+
+        return plan
 
     if spec.get("action") == "changes":
         def changes():
@@ -258,6 +285,8 @@ READERS = {"delta-rs": read_delta_rs, "polars": read_polars, "duckdb": read_duck
 
 def main():
     spec = json.loads(sys.argv[1])
+    if spec.get("action") == "plan" and spec["reader"] != "delta-rs":
+        raise NotImplementedError(f"{spec['reader']} has no API that plans a Delta scan's files")
     if spec.get("action") == "count" and spec["reader"] != "delta-rs":
         raise NotImplementedError(f"{spec['reader']} has no API that counts a Delta table from its log")
     if spec.get("action") == "files" and spec["reader"] != "delta-rs":

@@ -19,6 +19,10 @@ pub enum Action {
     /// (`numRecords` minus deletion-vector cardinalities), as `dar info`
     /// does: one row, `files` and `rows`.
     Count,
+    /// Load the latest snapshot and plan a scan with the case's filter
+    /// without reading data: one row, `files`, the files the plan keeps
+    /// (pruned by the log's statistics).
+    Plan,
 }
 
 /// One measured case: a workload on one table.
@@ -51,9 +55,18 @@ pub fn w1_columns() -> Vec<String> {
     (0..28).map(|i| format!("c{i:02}")).collect()
 }
 
+/// The W8 plan filter on a table of `files` files at its checkpoint (4 ids
+/// a file, ascending): the ids of 0.1% of the files (at least one), from
+/// the middle of the table.
+pub fn w8_plan_filter(files: usize) -> String {
+    let (lo, span) = (2 * files, 4 * (files / 1000).max(1));
+    format!("id BETWEEN {lo} AND {}", lo + span - 1)
+}
+
 /// Every case, in plan order; `w6_300k` says whether the shared
-/// `300k-add-files-100-col-partitioned` table is available.
-pub fn cases(w6_300k: bool) -> Vec<Case> {
+/// `300k-add-files-100-col-partitioned` table is available, `sizes` the
+/// scale's sizes (the W8 plan filters follow the tables' files).
+pub fn cases(w6_300k: bool, sizes: &crate::scale::Sizes) -> Vec<Case> {
     let scan = |id: &str, table: &str, columns: Vec<String>| Case {
         id: id.into(),
         table: table.into(),
@@ -114,6 +127,11 @@ pub fn cases(w6_300k: bool) -> Vec<Case> {
         let (id, table) = (shape.case(size), shape.table(size));
         out.push(files(&id, &table));
         out.push(count(&format!("{id}.count"), &table));
+        out.push(Case {
+            action: Action::Plan,
+            filter: Some(w8_plan_filter(crate::fixtures::W8Shape::files(sizes, size))),
+            ..scan(&format!("{id}.plan"), &table, names(&["files"]))
+        });
     }
     // Every change of the table's history, version 0 on.
     out.push(Case {

@@ -213,7 +213,8 @@ fn session_rows(opts: &BenchOptions, run: Run) -> Vec<Run> {
 /// Runs the bench; returns the output directory.
 pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
-    let cases: Vec<Case> = workload::cases(manifest.tables.contains_key("w6_300k"))
+    let sizes = opts.scale.sizes();
+    let cases: Vec<Case> = workload::cases(manifest.tables.contains_key("w6_300k"), &sizes)
         .into_iter()
         .filter(|c| {
             opts.workloads.is_empty()
@@ -327,7 +328,7 @@ pub fn report(opts: &BenchOptions, manifest: &Manifest, inputs: &[PathBuf]) -> R
         .any(|r| r.case.ends_with(&format!("/{}", SESSION_PHASES[1])));
     let present = |c: &Case| runs.iter().any(|r| r.case == c.id);
     let cases: Vec<Case> = reported(
-        &workload::cases(manifest.tables.contains_key("w6_300k")),
+        &workload::cases(manifest.tables.contains_key("w6_300k"), &opts.scale.sizes()),
         session,
     )
     .into_iter()
@@ -384,6 +385,13 @@ fn expected(case: &Case, table: &TableEntry) -> Result<(u64, Option<Checksum>), 
                 .queries
                 .get(crate::fixtures::W8_COUNT)
                 .ok_or_else(|| format!("{}: no expected count", case.table))?;
+            Ok((c.rows, Some(c.clone())))
+        }
+        (Action::Plan, _, _) => {
+            let c = table
+                .queries
+                .get(crate::fixtures::W8_PLAN)
+                .ok_or_else(|| format!("{}: no expected plan", case.table))?;
             Ok((c.rows, Some(c.clone())))
         }
         (Action::Changes, None, None) => {

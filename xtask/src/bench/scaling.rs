@@ -1,5 +1,5 @@
-//! W8 scaling charts: per checkpoint shape and query (list, count), the
-//! median time and the peak memory of each reader against the table's
+//! W8 scaling charts: per checkpoint shape and query (list, count, plan),
+//! the median time and the peak memory of each reader against the table's
 //! active files, as lines over a logarithmic file axis.
 
 use std::path::Path;
@@ -14,24 +14,29 @@ use crate::readers::Reader;
 /// One reader's points: (active files, median s, peak RSS MiB).
 type Line = (Reader, Vec<(f64, f64, f64)>);
 
-/// Writes `<out>/charts/<storage>-W8.<shape>-scaling[.count].svg` for each
-/// shape whose sizes all ran.
+/// Writes `<out>/charts/<storage>-W8.<shape>-scaling[.count|.plan].svg`
+/// for each shape whose listing ran at two sizes or more (the sizes whose
+/// listing ran are the chart's points).
 pub fn write_w8(out: &Path, storage: Storage, runs: &[Run]) -> Result<(), String> {
-    let sizes = ["small", "large"];
     for shape in W8Shape::ALL {
         // The listing's rows are the active files.
-        let files: Option<Vec<f64>> = sizes
-            .iter()
-            .map(|s| {
+        let (sizes, files): (Vec<&str>, Vec<f64>) = W8Shape::tables()
+            .into_iter()
+            .filter(|(s, _)| *s == shape)
+            .filter_map(|(_, size)| {
                 runs.iter()
                     .find(|r| {
-                        r.case == shape.case(s) && r.status == "ok" && r.storage == storage.name()
+                        r.case == shape.case(size)
+                            && r.status == "ok"
+                            && r.storage == storage.name()
                     })
-                    .map(|r| r.rows as f64)
+                    .map(|r| (size, r.rows as f64))
             })
-            .collect();
-        let Some(files) = files else { continue };
-        for suffix in ["", ".count"] {
+            .unzip();
+        if sizes.len() < 2 {
+            continue;
+        }
+        for suffix in ["", ".count", ".plan"] {
             let lines: Vec<Line> = Reader::ALL
                 .iter()
                 .filter_map(|&reader| {

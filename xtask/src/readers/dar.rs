@@ -95,6 +95,17 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
                 rows += 1;
                 out.write(&batch)?;
             }
+            Action::Plan => {
+                // Planned as a count: pruning only, no column resolved.
+                let mut scan = table.scan().with_columns(Vec::<String>::new());
+                if let Some(f) = &spec.filter {
+                    scan = scan.with_predicate_sql(f.clone());
+                }
+                let plan = scan.build().map_err(|e| e.to_string())?;
+                let batch = plan_row(plan.tasks().len() as i64).map_err(|e| e.to_string())?;
+                rows += 1;
+                out.write(&batch)?;
+            }
             Action::Scan | Action::Changes => {
                 let plan = match spec.changes_from {
                     None => scan_plan(&table, spec),
@@ -179,6 +190,14 @@ fn count_batch(index: &dar_log::FileIndex) -> Result<RecordBatch, arrow_schema::
     let records: i64 = index.stats.num_records.iter().flatten().sum();
     let deleted: i64 = index.dv.cardinality.iter().flatten().sum();
     count_row(index.len() as i64, records - deleted)
+}
+
+/// The batch a plan case returns: `files`, the files kept, one row.
+pub fn plan_row(files: i64) -> Result<RecordBatch, arrow_schema::ArrowError> {
+    RecordBatch::try_from_iter([(
+        "files",
+        std::sync::Arc::new(arrow_array::Int64Array::from(vec![files])) as arrow_array::ArrayRef,
+    )])
 }
 
 /// The batch a count case returns: `files` and `rows`, one row.

@@ -122,8 +122,14 @@ impl Reader {
     /// Why the reader cannot run `case` at all (before trying), if so.
     pub fn cannot_run(self, case: &Case) -> Option<&'static str> {
         match (case.action, self) {
-            (Action::Files | Action::Count, Reader::ArrowRs) => {
+            (Action::Files | Action::Count | Action::Plan, Reader::ArrowRs) => {
                 Some("not a Delta reader: no log to load")
+            }
+            (Action::Plan, Reader::DarSql | Reader::DarPolars | Reader::DarPython) => {
+                Some("planned through the dar runner and `dar files --filter`")
+            }
+            (Action::Plan, Reader::Polars | Reader::Duckdb | Reader::Daft) => {
+                Some("no API that plans a Delta scan's files without reading them")
             }
             (Action::Files, Reader::DarSql) => Some("SQL has no file listing"),
             (Action::Count, Reader::DarSql) => {

@@ -71,6 +71,14 @@ fn program(ctx: &RunContext, spec: &ReadSpec) -> Result<(PathBuf, Vec<String>), 
                     "csv".into(),
                 ],
                 Action::Count => vec!["info".into(), spec.uri.clone(), "--json".into()],
+                Action::Plan => vec![
+                    "files".into(),
+                    spec.uri.clone(),
+                    "--filter".into(),
+                    spec.filter.clone().unwrap_or_default(),
+                    "--format".into(),
+                    "json".into(),
+                ],
                 Action::Scan | Action::Changes => {
                     let mut a = match spec.changes_from {
                         None => vec!["scan".into(), spec.uri.clone()],
@@ -246,6 +254,21 @@ fn read_stdout(
         if !verify {
             return Ok((1, None));
         }
+        let mut c = Checksum::default();
+        c.add_batch(&batch)?;
+        return Ok((1, Some(c)));
+    }
+    if reader == Reader::DarCli && action == Action::Plan {
+        // `dar files --filter ... --format json`: one line per kept file.
+        let mut files = 0i64;
+        for line in (&mut stdout).lines() {
+            let line = line.map_err(|e| e.to_string())?;
+            files += i64::from(!line.trim().is_empty());
+        }
+        if !verify {
+            return Ok((1, None));
+        }
+        let batch = super::dar::plan_row(files).map_err(|e| e.to_string())?;
         let mut c = Checksum::default();
         c.add_batch(&batch)?;
         return Ok((1, Some(c)));
