@@ -175,6 +175,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 serde_json::from_str(&spec).map_err(|e| format!("bad spec: {e}"))?;
             let result = match which.as_str() {
                 "dar" => readers::read_dar(&spec)?,
+                "dar-sql" => readers::read_dar_sql(&spec)?,
                 "floor" => readers::read_floor(&spec)?,
                 other => return Err(format!("unknown runner {other}")),
             };

@@ -107,7 +107,7 @@ fn session_mode_times_a_first_and_a_second_query_on_one_opened_table() {
             "W5.grouped",
         ])
         .args(["--rounds", "1", "--storage", "s3"])
-        .args(["--readers", "dar,dar-cli,delta-rs,polars,duckdb"])
+        .args(["--readers", "dar,dar-cli,dar-sql,delta-rs,polars,duckdb"])
         .arg("--out")
         .arg(out.path())
         .arg("--dar-bin")
@@ -117,7 +117,7 @@ fn session_mode_times_a_first_and_a_second_query_on_one_opened_table() {
     assert!(status.success(), "xtask bench --session failed: {status}");
     let csv = std::fs::read_to_string(out.path().join("runs.csv")).unwrap();
     let (col, rows) = runs(&csv);
-    for reader in ["dar", "delta-rs", "polars", "duckdb"] {
+    for reader in ["dar", "dar-sql", "delta-rs", "polars", "duckdb"] {
         for phase in ["first", "second"] {
             let case = format!("W5.grouped/{phase}");
             let mine: Vec<&Vec<&str>> = rows

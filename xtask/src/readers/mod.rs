@@ -2,6 +2,7 @@
 //! started (through the launcher) and checked.
 
 pub(crate) mod dar;
+mod dar_sql;
 mod floor;
 pub mod launch;
 mod process;
@@ -12,6 +13,7 @@ use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
 pub use dar::read_dar;
+pub use dar_sql::read_dar_sql;
 pub use floor::read_floor;
 pub use process::{Outcome, RunContext, run};
 
@@ -27,7 +29,8 @@ pub enum Reader {
     Dar,
     /// The `dar` command line (`dar scan --format null`), whole process.
     DarCli,
-    /// `dar sql` (DataFusion over dar-datafusion), whole process.
+    /// `dar sql` (DataFusion over dar-datafusion), whole process; in
+    /// session mode dar's provider in one `SessionContext`, in-process.
     DarSql,
     /// dar's Python module as a lazy Polars frame (`dar.scan_polars`),
     /// streaming batches as the `polars` reader does.
@@ -111,7 +114,7 @@ impl Reader {
     /// Why the reader cannot run two queries on one opened table, if so.
     pub fn cannot_hold_a_session(self) -> Option<&'static str> {
         match self {
-            Reader::DarCli | Reader::DarSql => Some("one process per query"),
+            Reader::DarCli => Some("one process per query"),
             Reader::ArrowRs => Some("not a Delta reader: no table to hold open"),
             Reader::Daft => Some("a Daft frame plans from the log again for every query"),
             Reader::DarPolars => Some("dar's module holds a table as `dar-python`"),

@@ -52,6 +52,10 @@ fn program(ctx: &RunContext, spec: &ReadSpec) -> Result<(PathBuf, Vec<String>), 
     let format = if spec.verify { "arrow" } else { "null" };
     Ok(match spec.reader {
         Reader::Dar => (ctx.xtask.clone(), vec!["read".into(), "dar".into(), json]),
+        Reader::DarSql if spec.session => (
+            ctx.xtask.clone(),
+            vec!["read".into(), "dar-sql".into(), json],
+        ),
         Reader::ArrowRs => (ctx.xtask.clone(), vec!["read".into(), "floor".into(), json]),
         Reader::DeltaRs
         | Reader::Polars
@@ -104,24 +108,9 @@ fn program(ctx: &RunContext, spec: &ReadSpec) -> Result<(PathBuf, Vec<String>), 
             (ctx.dar.clone(), a)
         }
         Reader::DarSql => {
-            let cols: Vec<String> = spec
-                .columns
-                .iter()
-                .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
-                .collect();
-            let source = match spec.changes_from {
-                None => "t".to_string(),
-                Some(from) => format!("table_changes('{}', {from})", spec.uri.replace('\'', "''")),
-            };
-            let mut sql = format!("SELECT {} FROM {source}", cols.join(", "));
-            if let Some(f) = &spec.filter {
-                sql.push_str(&format!(" WHERE {f}"));
-            }
-            if let Some(l) = spec.limit {
-                sql.push_str(&format!(" LIMIT {l}"));
-            }
+            let (sql, register) = super::dar_sql::sql_text(spec);
             let mut a = vec!["sql".into(), sql, "--format".into(), format.into()];
-            if spec.changes_from.is_none() {
+            if register {
                 a.extend(["--table".into(), format!("t={}", spec.uri)]);
             }
             a.extend(storage_args());
@@ -205,7 +194,7 @@ pub fn run(ctx: &RunContext, spec: &ReadSpec) -> Result<Outcome, String> {
         return Err(format!("exit {}: {}", usage.code, tail.join(" | ")));
     }
     let (out_rows, checksum) = stdout?;
-    let result = if spec.reader.whole_process() {
+    let result = if spec.reader.whole_process() && !spec.session {
         RunnerResult {
             rows: out_rows,
             secs: usage.wall_secs,
