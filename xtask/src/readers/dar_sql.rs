@@ -25,10 +25,7 @@ pub(super) fn sql_text(spec: &ReadSpec) -> (String, bool) {
         .collect();
     let source = match spec.changes_from {
         None => "t".to_string(),
-        Some(from) => format!(
-            "table_changes('{}', {from})",
-            spec.uri.replace('\'', "''")
-        ),
+        Some(from) => format!("table_changes('{}', {from})", spec.uri.replace('\'', "''")),
     };
     let mut sql = format!("SELECT {} FROM {source}", cols.join(", "));
     if let Some(f) = &spec.filter {
