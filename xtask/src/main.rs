@@ -128,6 +128,19 @@ enum Command {
     },
 }
 
+/// Holds an exclusive lock on `<dir>.lock` (created with its parent
+/// folder) until the returned file is dropped: processes that prepare the
+/// same directory take turns.
+pub fn lock_beside(dir: &std::path::Path) -> Result<std::fs::File, String> {
+    let parent = dir.parent().ok_or("the folder has no parent folder")?;
+    std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let path = dir.with_extension("lock");
+    let lock = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    lock.lock()
+        .map_err(|e| format!("locking {}: {e}", path.display()))?;
+    Ok(lock)
+}
+
 /// `<target>`: the directory above this executable's profile directory.
 pub fn target_dir() -> PathBuf {
     std::env::current_exe()

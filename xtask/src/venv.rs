@@ -30,13 +30,7 @@ impl Venv {
     /// tests on a new machine) take turns on a lock file beside it: one
     /// creates it, the others find it ready.
     pub fn ensure(dir: &Path) -> Result<Venv, String> {
-        let parent = dir.parent().ok_or("the venv has no parent folder")?;
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        let lock_path = dir.with_extension("lock");
-        let lock = std::fs::File::create(&lock_path)
-            .map_err(|e| format!("{}: {e}", lock_path.display()))?;
-        lock.lock()
-            .map_err(|e| format!("locking {}: {e}", lock_path.display()))?;
+        let _turn = crate::lock_beside(dir)?;
         let marker = dir.join(".requirements");
         let python = dir.join("bin").join("python");
         let ready =
