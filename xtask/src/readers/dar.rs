@@ -27,11 +27,13 @@ fn scan_plan(table: &Table, spec: &ReadSpec) -> Result<dar_scan::ScanPlan, Strin
     scan.build().map_err(|e| e.to_string())
 }
 
-/// Runs `plan` to its last batch, writing batches to `out` when given.
-async fn drain(plan: dar_scan::ScanPlan, out: Option<&mut IpcOut>) -> Result<u64, String> {
+/// Runs a batch stream (a dar scan, a DataFusion query) to its last
+/// batch, writing batches to `out` when given.
+pub(super) async fn drain<E: std::fmt::Display>(
+    mut stream: impl futures::Stream<Item = Result<RecordBatch, E>> + Unpin,
+    mut out: Option<&mut IpcOut>,
+) -> Result<u64, String> {
     let mut rows = 0u64;
-    let mut out = out;
-    let mut stream = plan.execute();
     while let Some(batch) = stream.try_next().await.map_err(|e| e.to_string())? {
         rows += batch.num_rows() as u64;
         if let Some(o) = out.as_deref_mut() {
@@ -41,26 +43,38 @@ async fn drain(plan: dar_scan::ScanPlan, out: Option<&mut IpcOut>) -> Result<u64
     Ok(rows)
 }
 
-/// A session: the table opened once (not timed), the scan run twice on it;
-/// the result is the second query's, with the first's time beside it.
+/// A session's two timed queries on a table opened before: `query` runs
+/// once without output, then again writing to the output; the result is
+/// the second query's, with the first's time beside it.
+pub(super) async fn run_twice(
+    verify: bool,
+    mut query: impl AsyncFnMut(Option<&mut IpcOut>) -> Result<u64, String>,
+) -> Result<RunnerResult, String> {
+    let (cpu0, t0) = (process_cpu_secs(), Instant::now());
+    query(None).await?;
+    let first = super::Phase {
+        secs: t0.elapsed().as_secs_f64(),
+        cpu_secs: process_cpu_secs() - cpu0,
+    };
+    let mut out = IpcOut::new(verify);
+    let (cpu0, t0) = (process_cpu_secs(), Instant::now());
+    let rows = query(Some(&mut out)).await?;
+    let mut result = out.finish_run(rows, t0, cpu0)?;
+    result.first = Some(first);
+    Ok(result)
+}
+
+/// A session: the table opened once (not timed), the scan run twice on it.
 fn read_dar_session(spec: &ReadSpec) -> Result<RunnerResult, String> {
     runtime()?.block_on(async {
         let options = TableOptions::new().with_storage_options(storage_options(spec));
         let table = Table::open_with(&spec.uri, options)
             .await
             .map_err(|e| e.to_string())?;
-        let (cpu0, t0) = (process_cpu_secs(), Instant::now());
-        drain(scan_plan(&table, spec)?, None).await?;
-        let first = super::Phase {
-            secs: t0.elapsed().as_secs_f64(),
-            cpu_secs: process_cpu_secs() - cpu0,
-        };
-        let mut out = IpcOut::new(spec.verify);
-        let (cpu0, t0) = (process_cpu_secs(), Instant::now());
-        let rows = drain(scan_plan(&table, spec)?, Some(&mut out)).await?;
-        let mut result = out.finish_run(rows, t0, cpu0)?;
-        result.first = Some(first);
-        Ok(result)
+        run_twice(spec.verify, async |out| {
+            drain(scan_plan(&table, spec)?.execute(), out).await
+        })
+        .await
     })
 }
 
@@ -124,7 +138,7 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
                         changes.build().await.map_err(|e| e.to_string())
                     }
                 };
-                rows += drain(plan?, Some(&mut out)).await?;
+                rows += drain(plan?.execute(), Some(&mut out)).await?;
             }
         }
         out.finish_run(rows, t0, cpu0)

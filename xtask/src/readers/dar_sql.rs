@@ -4,15 +4,13 @@
 //! does. (Outside sessions `dar-sql` is the `dar sql` process.)
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use dar_datafusion::DeltaTableProvider;
 use dar_scan::TableOptions;
 use datafusion::prelude::SessionContext;
-use futures::TryStreamExt;
 
-use super::dar::IpcOut;
-use super::{Phase, ReadSpec, RunnerResult, process_cpu_secs, runtime, storage_options};
+use super::dar::{drain, run_twice};
+use super::{ReadSpec, RunnerResult, runtime, storage_options};
 
 /// The SQL text of `spec` over the table registered as `t`, or over
 /// `table_changes(...)` for a change feed; whether the table must be
@@ -37,21 +35,6 @@ pub(super) fn sql_text(spec: &ReadSpec) -> (String, bool) {
     (sql, spec.changes_from.is_none())
 }
 
-/// Runs the query once to its last batch, writing batches to `out`.
-async fn query(ctx: &SessionContext, sql: &str, out: Option<&mut IpcOut>) -> Result<u64, String> {
-    let frame = ctx.sql(sql).await.map_err(|e| e.to_string())?;
-    let mut stream = frame.execute_stream().await.map_err(|e| e.to_string())?;
-    let mut rows = 0u64;
-    let mut out = out;
-    while let Some(batch) = stream.try_next().await.map_err(|e| e.to_string())? {
-        rows += batch.num_rows() as u64;
-        if let Some(o) = out.as_deref_mut() {
-            o.write(&batch)?;
-        }
-    }
-    Ok(rows)
-}
-
 /// `xtask read dar-sql SPEC` (session mode only).
 pub fn read_dar_sql(spec: &ReadSpec) -> Result<RunnerResult, String> {
     if !spec.session {
@@ -69,17 +52,11 @@ pub fn read_dar_sql(spec: &ReadSpec) -> Result<RunnerResult, String> {
         let ctx = SessionContext::new();
         ctx.register_table("t", Arc::new(provider))
             .map_err(|e| e.to_string())?;
-        let (cpu0, t0) = (process_cpu_secs(), Instant::now());
-        query(&ctx, &sql, None).await?;
-        let first = Phase {
-            secs: t0.elapsed().as_secs_f64(),
-            cpu_secs: process_cpu_secs() - cpu0,
-        };
-        let mut out = IpcOut::new(spec.verify);
-        let (cpu0, t0) = (process_cpu_secs(), Instant::now());
-        let rows = query(&ctx, &sql, Some(&mut out)).await?;
-        let mut result = out.finish_run(rows, t0, cpu0)?;
-        result.first = Some(first);
-        Ok(result)
+        run_twice(spec.verify, async |out| {
+            let frame = ctx.sql(&sql).await.map_err(|e| e.to_string())?;
+            let stream = frame.execute_stream().await.map_err(|e| e.to_string())?;
+            drain(stream, out).await
+        })
+        .await
     })
 }
