@@ -79,16 +79,22 @@ class Table:
             off). Default: 256 MiB on object storage, off on local disk.
             Hits and misses are in `metrics()["io"]["cache"]`.
         cache_dir: also keep fetched footers, page indexes, pages, deletion
-            vectors and checkpoints in files under this directory, so that
-            later processes skip those requests (as `dar --cache-dir`).
-            Every file is checked when read; a damaged one is fetched again.
-        cache_dir_bytes: budget of `cache_dir` (default 8 GiB).
+            vectors and checkpoints in files under this directory (in a
+            `dar-cache-v2` folder of their own), so that later processes
+            skip those requests (as `dar --cache-dir`). The directory must be
+            private to the user (it is created so when missing) and outside
+            the table. An entry is served only when the object's store,
+            path, size and version match (checked with the store once per
+            file) and its checksums hold.
+        cache_dir_bytes: budget of `cache_dir` for every process sharing it
+            (default: the folder's own, 8 GiB for a new one).
 
     Raises:
         NotFoundError: no Delta log, or a version or timestamp outside the history.
         ProtocolUnsupportedError: a reader version or feature dar cannot read.
         InvalidArgumentError: a negative version, a timestamp that does not
-            parse, a bad URI or storage option.
+            parse, a bad URI or storage option, a `cache_dir` inside the
+            table or writable by other users.
         StorageError: the object store failed.
         CorruptDataError: the log or a checkpoint is broken.
     """

@@ -142,14 +142,17 @@ pub struct TableArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct CacheArgs {
     /// Keep fetched footers, page indexes, pages, deletion vectors and
-    /// checkpoints in files under DIR, so that later runs over the same
-    /// tables skip those requests. Every file is checked when read; a
-    /// damaged one is fetched again.
+    /// checkpoints in files under DIR (in a `dar-cache-v2` folder of their
+    /// own), so that later runs over the same tables skip those requests.
+    /// DIR must be private to you (created so when missing) and outside
+    /// the tables read. An entry is served only if the object's store,
+    /// path, size and version match and its checksums hold.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 
-    /// Budget of --cache-dir in MiB (default 8192); the oldest files go
-    /// first.
+    /// Budget of --cache-dir in MiB, for every process sharing the folder
+    /// (default: the folder's own, 8192 for a new one); the least recently
+    /// used entries go first.
     #[arg(long, value_name = "MIB", requires = "cache_dir")]
     pub cache_dir_mib: Option<u64>,
 }

@@ -61,6 +61,13 @@ fn cache_line(io: &IoSnapshot) -> Option<String> {
         if c.misses == 1 { "" } else { "es" },
         human_bytes(c.miss_bytes)
     );
+    if c.validations > 0 {
+        line.push_str(&format!(
+            ", {} object{} checked with the store (HEAD)",
+            c.validations,
+            if c.validations == 1 { "" } else { "s" }
+        ));
+    }
     if c.corrupt > 0 {
         line.push_str(&format!(
             ", {} damaged cache files fetched again",

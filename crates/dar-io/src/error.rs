@@ -80,6 +80,17 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// The byte-range cache's directory is not safe to use (owned by
+    /// another user, writable by others, inside a table, or holding a
+    /// cache folder dar did not create).
+    #[error("refusing cache directory '{path}': {reason}")]
+    CacheDirRefused {
+        /// The directory.
+        path: String,
+        /// Why it is refused.
+        reason: String,
+    },
+
     /// A store operation on one object failed.
     #[error("object store request for '{path}' failed: {source}")]
     Store {

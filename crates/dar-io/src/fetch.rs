@@ -12,10 +12,11 @@ use object_store::path::Path;
 use crate::class::ObjectClass;
 use crate::cost::CostParams;
 use crate::error::{Error, Result};
+use crate::identity::{ObjectId, ObjectVersion, store_tag};
 use crate::metered::IoMetrics;
 use crate::metered::ranged_get;
 use crate::planner::plan_ranges;
-use crate::range_cache::{ObjectKey, RangeCache};
+use crate::range_cache::RangeCache;
 
 /// Fetches `ranges` of the object at `path` as [`plan_ranges`] plans them
 /// under `params` (merged over cheap gaps, split over idle lanes), up to
@@ -51,13 +52,38 @@ pub(crate) struct Fetcher {
 /// the ETag / version the store answered with.
 pub(crate) type Extent = (u64, Bytes, Option<String>);
 
-/// A cache, the key of the fetcher's object in it, and where its hits and
-/// misses are counted.
+/// A cache, the key of the fetcher's object in it, where its hits and
+/// misses are counted, and the store's current tag of the object once
+/// known (a disk entry is served only under that tag).
 #[derive(Debug, Clone)]
 pub(crate) struct CacheUse {
     pub(crate) cache: RangeCache,
-    pub(crate) key: Arc<ObjectKey>,
+    pub(crate) key: Arc<ObjectId>,
     pub(crate) metrics: IoMetrics,
+    tag: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl CacheUse {
+    /// Reading `key` through `cache`, counted in `metrics`. A key whose
+    /// version is a listing's tag starts with that tag known.
+    pub(crate) fn new(cache: RangeCache, key: ObjectId, metrics: IoMetrics) -> Self {
+        let tag = match &key.version {
+            Some(ObjectVersion::Tag(t)) => Some(t.clone()),
+            _ => None,
+        };
+        Self {
+            cache,
+            key: Arc::new(key),
+            metrics,
+            tag: Arc::new(std::sync::Mutex::new(tag)),
+        }
+    }
+
+    fn tag(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.tag
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl std::fmt::Debug for Fetcher {
@@ -106,7 +132,7 @@ impl Fetcher {
             .get_opts(&self.path, ranged_get(range.clone(), class))
             .await
             .map_err(store_err)?;
-        let tag = res.meta.version.clone().or_else(|| res.meta.e_tag.clone());
+        let tag = Some(store_tag(&res.meta));
         let body = res.bytes().await.map_err(store_err)?;
         let expected = range.end - range.start;
         if body.len() as u64 != expected {
@@ -170,7 +196,10 @@ impl Fetcher {
         let Some(c) = &self.cache else {
             return Ok(self.fetch_uncached(ranges, plan, class).await?.0);
         };
-        let mut found = c.cache.find(&c.key, ranges, class, &c.metrics).await;
+        let mut found = c.cache.find_in_memory(&c.key, ranges, class, &c.metrics);
+        if c.cache.has_disk() && found.iter().any(Option::is_none) {
+            self.find_on_disk(c, ranges, &mut found, class).await;
+        }
         let missing: Vec<Range<u64>> = ranges
             .iter()
             .zip(&found)
@@ -184,8 +213,11 @@ impl Fetcher {
             c.metrics.count_cache_miss(r.end - r.start);
         }
         let (fetched, extents) = self.fetch_uncached(&missing, plan, class).await?;
+        if let Some(tag) = extents.iter().rev().find_map(|e| e.2.clone()) {
+            *c.tag() = Some(tag);
+        }
         let served_any = missing.len() < ranges.len();
-        let stale = c.cache.keep(&c.key, extents, class, &c.metrics).await;
+        let stale = c.cache.keep(&c.key, extents, class, &c.metrics);
         if stale && served_any {
             // The object changed since the held ranges were fetched: none
             // of them may be mixed with the new bytes.
@@ -198,6 +230,59 @@ impl Fetcher {
             }
         }
         Ok(found.into_iter().flatten().collect())
+    }
+
+    /// Fills what `found` lacks from disk entries, when an entry covers a
+    /// range and was written under the store's current tag of the object
+    /// (learned by one HEAD when no listing or response gave it yet).
+    async fn find_on_disk(
+        &self,
+        c: &CacheUse,
+        ranges: &[Range<u64>],
+        found: &mut [Option<Bytes>],
+        class: ObjectClass,
+    ) {
+        let wanted: Vec<(usize, Range<u64>)> = ranges
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| found[*i].is_none() && r.start < r.end)
+            .map(|(i, r)| (i, r.clone()))
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let holdings = c.cache.disk_holdings(&c.key).await;
+        if !wanted.iter().any(|(_, r)| holdings.any_covers(r)) {
+            return;
+        }
+        let Some(tag) = self.current_tag(c, class).await else {
+            return;
+        };
+        let hits = c
+            .cache
+            .find_on_disk(&c.key, tag, holdings, wanted, class, &c.metrics)
+            .await;
+        for (i, b) in hits {
+            found[i] = Some(b);
+        }
+    }
+
+    /// The store's current tag of the object: known, or asked with one
+    /// HEAD (tagged `class`, counted as a cache validation). `None` when
+    /// the HEAD fails: then nothing is served from disk, and the fetch
+    /// that follows reports the store's error as an uncached read would.
+    async fn current_tag(&self, c: &CacheUse, class: ObjectClass) -> Option<String> {
+        if let Some(t) = c.tag().clone() {
+            return Some(t);
+        }
+        let mut options = object_store::GetOptions::default();
+        options.head = true;
+        options.extensions.insert(class);
+        c.metrics.count_cache_validation();
+        let head = self.store.get_opts(&self.path, options).await.ok()?;
+        let tag = store_tag(&head.meta);
+        *c.tag() = Some(tag.clone());
+        Some(tag)
     }
 
     /// `ranges` without the cache (planned under `plan`, else one GET

@@ -45,13 +45,14 @@
 //! # }
 //! ```
 
-mod cache;
 mod checked;
 mod class;
 mod cost;
 mod error;
 mod fetch;
+mod footer_cache;
 mod footer_depth;
+mod identity;
 mod metered;
 mod options;
 mod planner;
@@ -65,17 +66,18 @@ mod wrapper;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use cache::{CacheStats, CachedMetadata, MetadataCache, MetadataKey};
 pub use checked::CheckedStore;
 pub use class::ObjectClass;
 pub use cost::{CostModel, CostParams, Observation, ProbeBudget, SharedCostModel};
 pub use error::{Error, Result};
 pub use fetch::fetch_ranges;
+pub use footer_cache::{CacheStats, CachedMetadata, MetadataCache};
 pub use footer_depth::MAX_SCHEMA_DEPTH;
+pub use identity::{ObjectId, ObjectVersion, StoreId};
 pub use metered::{CacheCounts, ClassStats, IoMetrics, IoSnapshot, MeteredStore};
 pub use options::{REDACTED, StorageOptions, redact_uri};
 pub use planner::{FetchSlice, RangePlan, estimate_time, plan_ranges};
-pub use range_cache::{ObjectKey, RangeCache, RangeCacheUsage};
+pub use range_cache::{DEFAULT_DISK_BUDGET, RangeCache, RangeCacheUsage};
 pub use reader::{ParquetReader, RangeStrategy};
 pub use retry::RetryPolicy;
 pub use uri::{Backend, TableStore, TableStoreBuilder};

@@ -56,6 +56,7 @@ struct CacheCounters {
     miss_bytes: AtomicU64,
     corrupt: AtomicU64,
     evictions: AtomicU64,
+    validations: AtomicU64,
 }
 
 /// What reads through a store found in its [`crate::RangeCache`].
@@ -73,15 +74,19 @@ pub struct CacheCounts {
     pub misses: u64,
     /// Bytes of those ranges.
     pub miss_bytes: u64,
-    /// Disk cache files that failed their checks (deleted and refetched).
+    /// Disk cache entries that failed their checks (refetched; removed
+    /// when their header shows dar wrote them).
     pub corrupt: u64,
     /// Memory extents evicted to stay within the budget.
     pub evictions: u64,
+    /// HEAD requests made to learn an object's current tag before serving
+    /// it from disk (one per reader of an object the disk tier holds).
+    pub validations: u64,
 }
 
 impl CacheCounts {
     /// Every counter with its name, for adapters that export them.
-    pub fn named(&self) -> [(&'static str, u64); 8] {
+    pub fn named(&self) -> [(&'static str, u64); 9] {
         [
             ("cache_hits", self.hits),
             ("cache_hit_bytes", self.hit_bytes),
@@ -91,6 +96,7 @@ impl CacheCounts {
             ("cache_miss_bytes", self.miss_bytes),
             ("cache_corrupt", self.corrupt),
             ("cache_evictions", self.evictions),
+            ("cache_validations", self.validations),
         ]
     }
 
@@ -104,6 +110,7 @@ impl CacheCounts {
             miss_bytes: self.miss_bytes.saturating_sub(e.miss_bytes),
             corrupt: self.corrupt.saturating_sub(e.corrupt),
             evictions: self.evictions.saturating_sub(e.evictions),
+            validations: self.validations.saturating_sub(e.validations),
         }
     }
 }
@@ -204,6 +211,9 @@ impl fmt::Display for IoSnapshot {
                 " cache: {}hit/{}B disk:{}hit/{}B miss:{}/{}B",
                 c.hits, c.hit_bytes, c.disk_hits, c.disk_hit_bytes, c.misses, c.miss_bytes
             )?;
+            if c.validations > 0 {
+                write!(f, " validated:{}", c.validations)?;
+            }
             if c.corrupt > 0 {
                 write!(f, " corrupt:{}", c.corrupt)?;
             }
@@ -248,6 +258,7 @@ impl IoMetrics {
             miss_bytes: get(&c.miss_bytes),
             corrupt: get(&c.corrupt),
             evictions: get(&c.evictions),
+            validations: get(&c.validations),
         };
         out
     }
@@ -274,6 +285,11 @@ impl IoMetrics {
     /// Counts a corrupt disk cache file.
     pub(crate) fn count_cache_corrupt(&self) {
         self.inner.cache.corrupt.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a HEAD made to check an object before a disk hit.
+    pub(crate) fn count_cache_validation(&self) {
+        self.inner.cache.validations.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts memory extents evicted.

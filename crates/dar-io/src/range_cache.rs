@@ -13,28 +13,28 @@
 //!                             └─► extents kept in both tiers
 //! ```
 //!
-//! - **Keys** name one version of one object: the store URL, the path, the
-//!   size and the ETag / version when the caller knows them
-//!   ([`ObjectKey`]). A rewritten object with a new size or tag misses.
-//!   Each extent also keeps the tag the store answered with: bytes of an
-//!   object fetched under another tag drop every extent held under the old
-//!   one, and a read that mixed the two is fetched again whole.
+//! - **Keys** are [`ObjectId`]s: store identity, path, size and the
+//!   version the caller knows (the log's modification time, or a
+//!   listing's tag). Each extent also keeps the tag the store answered
+//!   with: bytes of an object fetched under another tag drop every extent
+//!   held under the old one, and a read that mixed the two is fetched
+//!   again whole.
 //! - **Memory tier**: page data and whole small objects, bounded by a byte
 //!   budget that holds exactly after every insert, least recently used out.
 //!   Footers and checkpoints are not kept here (the parsed-footer cache and
 //!   the snapshot hold them), nor deletion vectors (the DV cache holds them
-//!   decoded).
+//!   decoded). Within one open table the memory tier trusts that an object
+//!   does not change in place (Delta never rewrites a file).
 //! - **Disk tier** (opt-in, [`RangeCache::with_disk`]): every class, so that
 //!   another process skips footers, page indexes, DVs, checkpoints and pages
-//!   it would fetch again. Files are checked on every read.
+//!   it would fetch again. Nothing it holds is trusted: an entry is served
+//!   only when its identity and the store's current tag of the object
+//!   (from a listing, a response, or one HEAD per reader, counted as a
+//!   validation) equal the reader's, and its checked blocks pass. See
+//!   `disk` for the folder it owns and what it refuses.
 //!
-//! Hits, misses, disk hits, corrupt files and evictions are counted in the
-//! reading store's [`crate::IoMetrics`] ([`crate::CacheCounts`]).
-//!
-//! Delta data, DV and checkpoint files are never rewritten in place (their
-//! names are unique), so the log's path and size identify their bytes; the
-//! disk tier relies on that across processes, where no tag is known
-//! before a request.
+//! Hits, misses, disk hits, validations, corrupt files and evictions are
+//! counted in the reading store's [`crate::IoMetrics`] ([`crate::CacheCounts`]).
 
 mod disk;
 mod memory;
@@ -46,24 +46,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::Bytes;
 
 use crate::class::ObjectClass;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::identity::ObjectId;
 use crate::metered::IoMetrics;
+pub use disk::DEFAULT_DISK_BUDGET;
+pub(crate) use disk::Holdings;
 use disk::{DiskRead, DiskTier};
 use memory::MemoryTier;
-
-/// One version of one object: what the cache keys its bytes by.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ObjectKey {
-    /// The store's URL (credentials removed), so that one cache directory
-    /// can serve many stores.
-    pub store: String,
-    /// The object path in the store.
-    pub path: String,
-    /// The object size, when known (Delta `add.size`, a listing).
-    pub size: Option<u64>,
-    /// ETag or version id, when known (a listing, a HEAD).
-    pub version: Option<String>,
-}
 
 /// A shared cache of fetched byte ranges (see the module docs). Clones
 /// share the tiers.
@@ -82,7 +71,8 @@ pub struct RangeCacheUsage {
     pub memory_entries: usize,
     /// The memory tier's budget (0 without one).
     pub memory_budget: usize,
-    /// Bytes of cache files this process counts in the disk tier.
+    /// Bytes the disk tier's folder holds, as last recorded by any process
+    /// sharing it.
     pub disk_bytes: u64,
 }
 
@@ -96,19 +86,20 @@ impl RangeCache {
         }
     }
 
-    /// Adds a disk tier in `dir` (created if missing) of at most
-    /// `budget_bytes`.
+    /// Adds a disk tier in a namespace of its own under `dir` (see the
+    /// module docs of `range_cache::disk` for what is created and checked).
+    /// `budget_bytes` becomes the folder's budget for every process that
+    /// shares it; `None` keeps the folder's own ([`DEFAULT_DISK_BUDGET`]
+    /// for a new one).
     ///
     /// # Errors
     ///
-    /// [`Error::CacheDir`] when the directory cannot be created or read.
-    pub fn with_disk(mut self, dir: impl AsRef<Path>, budget_bytes: u64) -> Result<Self> {
-        let dir = dir.as_ref();
-        let tier = DiskTier::open(dir, budget_bytes).map_err(|source| Error::CacheDir {
-            path: dir.display().to_string(),
-            source,
-        })?;
-        self.disk = Some(Arc::new(tier));
+    /// [`crate::Error::CacheDir`] when the folder cannot be created or
+    /// read; [`crate::Error::CacheDirRefused`] when it is not safe to use:
+    /// owned by another user, writable by group or others, or holding a
+    /// `dar-cache-v2` that dar did not create.
+    pub fn with_disk(mut self, dir: impl AsRef<Path>, budget_bytes: Option<u64>) -> Result<Self> {
+        self.disk = Some(Arc::new(DiskTier::open(dir.as_ref(), budget_bytes)?));
         Ok(self)
     }
 
@@ -126,9 +117,28 @@ impl RangeCache {
         self.memory.is_some() || self.disk.is_some()
     }
 
-    /// The disk tier's directory, when there is one.
+    /// The folder the disk tier was opened on, when there is one.
     pub fn disk_dir(&self) -> Option<&Path> {
         self.disk.as_deref().map(DiskTier::dir)
+    }
+
+    /// The name of the folder the disk tier owns inside the folder it is
+    /// given (the only place it writes or removes anything).
+    pub const NAMESPACE: &'static str = disk::NAMESPACE;
+
+    /// The namespace folder the disk tier owns under [`Self::disk_dir`].
+    pub fn disk_namespace(&self) -> Option<std::path::PathBuf> {
+        self.disk_dir().map(|d| d.join(disk::NAMESPACE))
+    }
+
+    /// Waits until every byte range queued for the disk tier is written
+    /// (writes happen in the background, after the bytes went to their
+    /// reader; dropping the last clone of the cache waits as well).
+    pub async fn flush(&self) {
+        if let Some(disk) = &self.disk {
+            let disk = Arc::clone(disk);
+            blocking(move || disk.flush()).await;
+        }
     }
 
     /// What the cache holds now.
@@ -146,17 +156,16 @@ impl RangeCache {
         }
     }
 
-    /// Looks up every range of `key` (memory, then disk), counting hits
-    /// into `metrics`; one entry per range, its bytes when a tier held
-    /// them.
-    pub(crate) async fn find(
+    /// Looks up every range of `key` in the memory tier, counting hits
+    /// into `metrics`; one entry per range, its bytes when held.
+    pub(crate) fn find_in_memory(
         &self,
-        key: &Arc<ObjectKey>,
+        key: &Arc<ObjectId>,
         ranges: &[Range<u64>],
         class: ObjectClass,
         metrics: &IoMetrics,
     ) -> Vec<Option<Bytes>> {
-        let mut found: Vec<Option<Bytes>> = match &self.memory {
+        let found: Vec<Option<Bytes>> = match &self.memory {
             Some(m) if keeps_in_memory(class) => {
                 let mut m = lock(m);
                 ranges.iter().map(|r| m.get(key, r)).collect()
@@ -166,47 +175,66 @@ impl RangeCache {
         for b in found.iter().flatten() {
             metrics.count_cache_hit(b.len() as u64, false);
         }
-        if let Some(disk) = &self.disk
-            && found.iter().any(Option::is_none)
-        {
-            let wanted: Vec<(usize, Range<u64>)> = ranges
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| found[*i].is_none())
-                .map(|(i, r)| (i, r.clone()))
-                .collect();
-            let disk = Arc::clone(disk);
-            let lookup_key = Arc::clone(key);
-            let reads = blocking(move || {
-                wanted
-                    .into_iter()
-                    .map(|(i, r)| (i, disk.get(&lookup_key, &r)))
-                    .collect::<Vec<_>>()
-            })
-            .await;
-            for (i, read) in reads {
-                match read {
-                    DiskRead::Hit(b) => {
-                        metrics.count_cache_hit(b.len() as u64, true);
-                        if keeps_in_memory(class) {
-                            self.keep_in_memory(key, ranges[i].start, b.clone(), None);
-                        }
-                        found[i] = Some(b);
-                    }
-                    DiskRead::Corrupt => metrics.count_cache_corrupt(),
-                    DiskRead::Miss => {}
-                }
-            }
-        }
         found
     }
 
-    /// Keeps `data`, fetched from `start` of `key` with the store's `tag`,
-    /// in the tiers that keep `class`. Returns whether bytes held under
-    /// another tag were dropped (the object changed).
-    pub(crate) async fn keep(
+    /// Whether there is a disk tier.
+    pub(crate) fn has_disk(&self) -> bool {
+        self.disk.is_some()
+    }
+
+    /// The disk entries held for `key` (empty without a disk tier).
+    pub(crate) async fn disk_holdings(&self, key: &Arc<ObjectId>) -> Holdings {
+        let Some(disk) = &self.disk else {
+            return Holdings::default();
+        };
+        let (disk, key) = (Arc::clone(disk), Arc::clone(key));
+        blocking(move || disk.holdings(&key)).await
+    }
+
+    /// `wanted` ranges (by position) of `key` from disk entries written
+    /// under `tag`, the store's current tag of the object; hits, corrupt
+    /// entries counted into `metrics`, hits of memory classes also kept in
+    /// memory.
+    pub(crate) async fn find_on_disk(
         &self,
-        key: &Arc<ObjectKey>,
+        key: &Arc<ObjectId>,
+        tag: String,
+        holdings: Holdings,
+        wanted: Vec<(usize, Range<u64>)>,
+        class: ObjectClass,
+        metrics: &IoMetrics,
+    ) -> Vec<(usize, Bytes)> {
+        let Some(disk) = &self.disk else {
+            return Vec::new();
+        };
+        let (disk, lookup) = (Arc::clone(disk), Arc::clone(key));
+        let ranges: Vec<Range<u64>> = wanted.iter().map(|(_, r)| r.clone()).collect();
+        let memo_tag = tag.clone();
+        let reads = blocking(move || disk.read(&lookup, &tag, &holdings, &ranges)).await;
+        let mut out = Vec::new();
+        for ((i, r), read) in wanted.into_iter().zip(reads) {
+            match read {
+                DiskRead::Hit(b) => {
+                    metrics.count_cache_hit(b.len() as u64, true);
+                    if keeps_in_memory(class) {
+                        self.keep_in_memory(key, r.start, b.clone(), Some(&memo_tag));
+                    }
+                    out.push((i, b));
+                }
+                DiskRead::Corrupt => metrics.count_cache_corrupt(),
+                DiskRead::Miss => {}
+            }
+        }
+        out
+    }
+
+    /// Keeps `extents` of `key` in the tiers that keep `class` (the disk
+    /// tier in the background). Returns whether bytes held in memory under
+    /// another tag were dropped (the object changed).
+    pub(crate) fn keep(
+        &self,
+        key: &Arc<ObjectId>,
         extents: Vec<crate::fetch::Extent>,
         class: ObjectClass,
         metrics: &IoMetrics,
@@ -219,14 +247,11 @@ impl RangeCache {
             }
         }
         if let Some(disk) = &self.disk {
-            let disk = Arc::clone(disk);
-            let key = Arc::clone(key);
-            blocking(move || {
-                for (start, data, tag) in &extents {
-                    disk.insert(&key, *start, data, tag.as_deref());
+            for (start, data, tag) in extents {
+                if let Some(tag) = tag {
+                    disk.insert(key, start, data, &tag);
                 }
-            })
-            .await;
+            }
         }
         stale
     }
@@ -235,7 +260,7 @@ impl RangeCache {
     /// object read for its footer holds the file's pages too).
     pub(crate) fn keep_in_memory(
         &self,
-        key: &Arc<ObjectKey>,
+        key: &Arc<ObjectId>,
         start: u64,
         data: Bytes,
         tag: Option<&str>,
@@ -247,7 +272,7 @@ impl RangeCache {
 
     fn keep_in_memory_counted(
         &self,
-        key: &Arc<ObjectKey>,
+        key: &Arc<ObjectId>,
         start: u64,
         data: Bytes,
         tag: Option<&str>,

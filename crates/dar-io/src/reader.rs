@@ -45,13 +45,14 @@ use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::{AsyncFileReader, MetadataFetch};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 
-use crate::cache::{CachedMetadata, MetadataCache, MetadataKey};
 use crate::class::ObjectClass;
 use crate::cost::{CostModel, CostParams};
 use crate::error::{Error, Result};
 use crate::fetch::{CacheUse, Fetcher};
+use crate::footer_cache::{CachedMetadata, MetadataCache};
+use crate::identity::{ObjectId, ObjectVersion, StoreId};
 use crate::metered::IoMetrics;
-use crate::range_cache::{ObjectKey, RangeCache};
+use crate::range_cache::RangeCache;
 
 /// Default footer prefetch: enough for the footer and page indexes of most
 /// files in one request.
@@ -129,7 +130,9 @@ impl MetadataFetch for &mut FooterFetch {
 pub struct ParquetReader {
     fetcher: Fetcher,
     size: Option<u64>,
-    version: Option<String>,
+    version: Option<ObjectVersion>,
+    /// The store the object lives in, for cache keys.
+    store_id: Option<StoreId>,
     cache: Option<MetadataCache>,
     cost: Arc<CostModel>,
     footer_hint: usize,
@@ -145,12 +148,10 @@ pub struct ParquetReader {
     range_cache: Option<RangeCacheUse>,
 }
 
-/// A range cache, the URL of the store it keys objects under, and the
-/// metrics its hits and misses are counted in.
+/// A range cache and the metrics its hits and misses are counted in.
 #[derive(Debug, Clone)]
 struct RangeCacheUse {
     cache: RangeCache,
-    store_url: String,
     metrics: IoMetrics,
 }
 
@@ -162,6 +163,7 @@ impl ParquetReader {
             fetcher: Fetcher::new(store, path),
             size: None,
             version: None,
+            store_id: None,
             cache: None,
             cost: Arc::new(CostModel::new(CostParams::remote())),
             footer_hint: DEFAULT_FOOTER_HINT,
@@ -178,7 +180,7 @@ impl ParquetReader {
     pub fn from_meta(store: Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Self {
         Self::new(store, meta.location.clone())
             .with_size(Some(meta.size))
-            .with_version(meta.version.clone().or_else(|| meta.e_tag.clone()))
+            .with_version(Some(ObjectVersion::of(meta)))
     }
 
     /// The object size, if known (Delta `add.size`): saves a HEAD.
@@ -187,10 +189,27 @@ impl ParquetReader {
         self
     }
 
-    /// A version tag (ETag / version id) for the cache key.
-    pub fn with_version(mut self, version: Option<String>) -> Self {
+    /// The object's version for cache keys: a listing's tag, or the
+    /// modification time a Delta log records.
+    pub fn with_version(mut self, version: Option<ObjectVersion>) -> Self {
         self.version = version;
         self
+    }
+
+    /// The store the object lives in, so that cache entries of objects at
+    /// the same path in two stores never meet (default: an identity of
+    /// this reader alone, which shares no cache entry with another reader).
+    pub fn with_store_id(mut self, store: StoreId) -> Self {
+        self.store_id = Some(store);
+        self
+    }
+
+    /// The object's identity as far as it is known now.
+    fn object_id(&mut self) -> ObjectId {
+        let store = self.store_id.get_or_insert_with(StoreId::unique).clone();
+        ObjectId::new(store, self.fetcher.path.to_string())
+            .with_size(self.size)
+            .with_version(self.version.clone())
     }
 
     /// Shares a footer cache.
@@ -200,21 +219,12 @@ impl ParquetReader {
     }
 
     /// Reads through `cache` (pages, footers, whole small objects), keying
-    /// this object under `store_url` with its path, size and version, and
+    /// this object by its identity (see [`Self::with_store_id`]), and
     /// counting hits and misses in `metrics`.
-    pub fn with_range_cache(
-        mut self,
-        cache: Option<RangeCache>,
-        store_url: impl Into<String>,
-        metrics: IoMetrics,
-    ) -> Self {
+    pub fn with_range_cache(mut self, cache: Option<RangeCache>, metrics: IoMetrics) -> Self {
         self.range_cache = cache
             .filter(RangeCache::is_enabled)
-            .map(|cache| RangeCacheUse {
-                cache,
-                store_url: store_url.into(),
-                metrics,
-            });
+            .map(|cache| RangeCacheUse { cache, metrics });
         self.fetcher.cache = None;
         self
     }
@@ -225,20 +235,11 @@ impl ParquetReader {
         if self.fetcher.cache.is_some() {
             return;
         }
-        let Some(rc) = &self.range_cache else {
+        let Some(rc) = self.range_cache.clone() else {
             return;
         };
-        let key = ObjectKey {
-            store: rc.store_url.clone(),
-            path: self.fetcher.path.to_string(),
-            size: self.size,
-            version: self.version.clone(),
-        };
-        self.fetcher.cache = Some(CacheUse {
-            cache: rc.cache.clone(),
-            key: Arc::new(key),
-            metrics: rc.metrics.clone(),
-        });
+        let key = self.object_id();
+        self.fetcher.cache = Some(CacheUse::new(rc.cache, key, rc.metrics));
     }
 
     /// Plans with this cost model.
@@ -305,7 +306,7 @@ impl ParquetReader {
             })?;
         self.size = Some(meta.size);
         if self.version.is_none() {
-            self.version = meta.version.or(meta.e_tag);
+            self.version = Some(ObjectVersion::of(&meta));
         }
         Ok(meta.size)
     }
@@ -357,11 +358,7 @@ impl ParquetReader {
         let Some(cache) = self.cache.clone() else {
             return Ok(self.read_footer(options, size, want_index).await?.metadata);
         };
-        let key = MetadataKey {
-            path: self.fetcher.path.to_string(),
-            size,
-            version: self.version.clone(),
-        };
+        let key = self.object_id();
         // Readers of one object at the same time share one footer read.
         let cached = cache
             .get_or_try_load(key.clone(), || self.read_footer(options, size, want_index))

@@ -34,6 +34,24 @@ pub use recording::{RecordedGet, RecordingStore};
 pub use s3_server::S3Server;
 pub use stores::{Azurite, FakeGcs};
 
+/// Every file (links included, never followed) under `dir`, sorted: what
+/// a test of the disk cache walks to damage or count entries.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => todo.push(e.path()),
+                Ok(_) => out.push(e.path()),
+                Err(_) => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// One injected fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {

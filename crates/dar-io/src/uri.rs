@@ -30,15 +30,16 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use url::Url;
 
-use crate::cache::MetadataCache;
 use crate::checked::CheckedStore;
 use crate::cost::{CostModel, CostParams};
 use crate::error::{Error, Result};
+use crate::footer_cache::MetadataCache;
+use crate::identity::{ObjectId, StoreId};
 use crate::metered::{IoMetrics, MeteredStore};
 use crate::options::{
     StorageOptions, endpoint_secrets, is_endpoint_key, is_sas_key, redact_uri, sas_secrets,
 };
-use crate::range_cache::{ObjectKey, RangeCache};
+use crate::range_cache::RangeCache;
 use crate::redacted::RedactedStore;
 use crate::retry::RetryPolicy;
 
@@ -76,6 +77,7 @@ pub struct TableStore {
     cost: Arc<CostModel>,
     cache: MetadataCache,
     range_cache: RangeCache,
+    store_id: StoreId,
 }
 
 impl fmt::Debug for TableStore {
@@ -85,6 +87,7 @@ impl fmt::Debug for TableStore {
             .field("root", &self.root.as_ref())
             .field("url", &self.url.as_str())
             .field("backend", &self.backend)
+            .field("store_id", &self.store_id)
             .finish_non_exhaustive()
     }
 }
@@ -118,6 +121,12 @@ impl TableStore {
     /// The backend kind.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// What tells this store apart from every other (scheme, endpoint,
+    /// account, bucket): the store part of every cache key.
+    pub fn store_id(&self) -> &StoreId {
+        &self.store_id
     }
 
     /// Live I/O counters of this store.
@@ -163,16 +172,11 @@ impl TableStore {
         class: crate::ObjectClass,
     ) -> Result<Vec<bytes::Bytes>> {
         crate::fetch::Fetcher::new(Arc::clone(&self.store), path.clone())
-            .with_cache(Some(crate::fetch::CacheUse {
-                cache: self.range_cache.clone(),
-                key: Arc::new(ObjectKey {
-                    store: self.url.to_string(),
-                    path: path.to_string(),
-                    size: None,
-                    version: None,
-                }),
-                metrics: self.metrics.clone(),
-            }))
+            .with_cache(Some(crate::fetch::CacheUse::new(
+                self.range_cache.clone(),
+                ObjectId::new(self.store_id.clone(), path.to_string()),
+                self.metrics.clone(),
+            )))
             .fetch_planned(ranges, &self.cost.params(), class)
             .await
     }
@@ -204,13 +208,10 @@ impl TableStore {
     pub fn parquet_reader(&self, path: Path, size: Option<u64>) -> crate::ParquetReader {
         crate::ParquetReader::new(Arc::clone(&self.store), path)
             .with_size(size)
+            .with_store_id(self.store_id.clone())
             .with_cache(Some(self.cache.clone()))
             .with_cost_model(Arc::clone(&self.cost))
-            .with_range_cache(
-                Some(self.range_cache.clone()),
-                self.url.as_str(),
-                self.metrics.clone(),
-            )
+            .with_range_cache(Some(self.range_cache.clone()), self.metrics.clone())
             .with_whole_object_threshold(if self.backend.is_remote() {
                 crate::reader::DEFAULT_WHOLE_OBJECT_THRESHOLD
             } else {
@@ -231,6 +232,7 @@ pub struct TableStoreBuilder {
     cache: MetadataCache,
     range_cache: RangeCache,
     store: Option<Arc<dyn ObjectStore>>,
+    store_id: Option<StoreId>,
 }
 
 impl fmt::Debug for TableStoreBuilder {
@@ -259,6 +261,7 @@ impl TableStoreBuilder {
             cache: MetadataCache::default(),
             range_cache: RangeCache::default(),
             store: None,
+            store_id: None,
         }
     }
 
@@ -318,19 +321,30 @@ impl TableStoreBuilder {
     }
 
     /// Uses `store` as the backend instead of building one from the scheme
-    /// (the URI still gives the root, URL and backend kind).
+    /// (the URI still gives the root, URL and backend kind). Its identity
+    /// is unique to this build unless [`Self::with_store_id`] names it: dar
+    /// cannot tell which endpoint or account a store of the caller's talks to.
     pub fn with_store(mut self, store: Arc<dyn ObjectStore>) -> Self {
         self.store = Some(store);
+        self
+    }
+
+    /// Names the store's identity (see [`StoreId`]): two stores with the
+    /// same identity share cache entries, on disk across processes too, so
+    /// it must tell apart every endpoint, account and bucket.
+    pub fn with_store_id(mut self, id: StoreId) -> Self {
+        self.store_id = Some(id);
         self
     }
 
     /// Parses the URI, builds and layers the store.
     pub fn build(self) -> Result<TableStore> {
         let location = parse_location(&self.uri)?;
-        let backend_store = match self.store.clone() {
-            Some(s) => s,
+        let (backend_store, built_id) = match self.store.clone() {
+            Some(s) => (s, StoreId::unique()),
             None => self.backend_store(&location)?,
         };
+        let store_id = self.store_id.clone().unwrap_or(built_id);
         // Endpoint URLs may carry user info or a query that object_store
         // quotes in its request errors: those errors are scrubbed.
         let secrets = self.endpoint_secrets();
@@ -368,6 +382,7 @@ impl TableStoreBuilder {
             cost,
             cache: self.cache,
             range_cache: RangeCache::default(),
+            store_id,
         }
         .with_range_cache(self.range_cache))
     }
@@ -415,11 +430,15 @@ impl TableStoreBuilder {
             .collect()
     }
 
-    fn backend_store(&self, loc: &Location) -> Result<Arc<dyn ObjectStore>> {
+    /// The backend store for `loc` and its identity: the local file
+    /// system is one store per machine; a new `memory://` store is its own;
+    /// a cloud store is told apart by the configuration it was built with
+    /// (see [`CloudBuilder::identity`]).
+    fn backend_store(&self, loc: &Location) -> Result<(Arc<dyn ObjectStore>, StoreId)> {
         let redacted = loc.url.to_string();
         match loc.backend {
-            Backend::Local => Ok(Arc::new(LocalFileSystem::new())),
-            Backend::Memory => Ok(Arc::new(InMemory::new())),
+            Backend::Local => Ok((Arc::new(LocalFileSystem::new()), StoreId::new("file"))),
+            Backend::Memory => Ok((Arc::new(InMemory::new()), StoreId::unique())),
             Backend::S3 => self.s3(loc, redacted),
             Backend::Azure => self.azure(loc, redacted),
             Backend::Gcs => self.gcs(loc, redacted),
@@ -427,13 +446,13 @@ impl TableStoreBuilder {
     }
 
     #[cfg(feature = "aws")]
-    fn s3(&self, loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+    fn s3(&self, loc: &Location, uri: String) -> Result<(Arc<dyn ObjectStore>, StoreId)> {
         let b = self.configure(object_store::aws::AmazonS3Builder::new())?;
-        build(b.with_bucket_name(loc.bucket.clone()), uri)
+        build(b.with_bucket_name(loc.bucket.clone()), loc, uri)
     }
 
     #[cfg(not(feature = "aws"))]
-    fn s3(&self, _loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+    fn s3(&self, _loc: &Location, uri: String) -> Result<(Arc<dyn ObjectStore>, StoreId)> {
         Err(Error::FeatureDisabled {
             uri,
             feature: "aws",
@@ -441,13 +460,13 @@ impl TableStoreBuilder {
     }
 
     #[cfg(feature = "azure")]
-    fn azure(&self, loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+    fn azure(&self, loc: &Location, uri: String) -> Result<(Arc<dyn ObjectStore>, StoreId)> {
         let b = self.configure(object_store::azure::MicrosoftAzureBuilder::new())?;
-        build(b.with_url(loc.raw.clone()), uri)
+        build(b.with_url(loc.raw.clone()), loc, uri)
     }
 
     #[cfg(not(feature = "azure"))]
-    fn azure(&self, _loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+    fn azure(&self, _loc: &Location, uri: String) -> Result<(Arc<dyn ObjectStore>, StoreId)> {
         Err(Error::FeatureDisabled {
             uri,
             feature: "azure",
@@ -455,13 +474,13 @@ impl TableStoreBuilder {
     }
 
     #[cfg(feature = "gcp")]
-    fn gcs(&self, loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+    fn gcs(&self, loc: &Location, uri: String) -> Result<(Arc<dyn ObjectStore>, StoreId)> {
         let b = self.configure(object_store::gcp::GoogleCloudStorageBuilder::new())?;
-        build(b.with_bucket_name(loc.bucket.clone()), uri)
+        build(b.with_bucket_name(loc.bucket.clone()), loc, uri)
     }
 
     #[cfg(not(feature = "gcp"))]
-    fn gcs(&self, _loc: &Location, uri: String) -> Result<Arc<dyn ObjectStore>> {
+    fn gcs(&self, _loc: &Location, uri: String) -> Result<(Arc<dyn ObjectStore>, StoreId)> {
         Err(Error::FeatureDisabled {
             uri,
             feature: "gcp",
@@ -523,13 +542,37 @@ fn check_endpoint(key: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// Builds a configured cloud store; `uri` (already redacted) names it in errors.
+/// Builds a configured cloud store and its identity; `uri` (already
+/// redacted) names it in errors.
 #[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
-fn build<B: CloudBuilder>(b: B, uri: String) -> Result<Arc<dyn ObjectStore>> {
-    b.build_store().map_err(|source| Error::BuildStore {
+fn build<B: CloudBuilder>(
+    b: B,
+    loc: &Location,
+    uri: String,
+) -> Result<(Arc<dyn ObjectStore>, StoreId)> {
+    let id = StoreId::new(format!("{} {}", loc.identity(), b.identity()));
+    let store = b.build_store().map_err(|source| Error::BuildStore {
         uri,
         reason: redact_quoted(&source.to_string()),
-    })
+    })?;
+    Ok((store, id))
+}
+
+/// An endpoint URL as part of a store identity: scheme, host, port and
+/// path, never user info or a query (they may hold secrets).
+#[cfg(any(feature = "aws", feature = "azure", feature = "gcp"))]
+fn endpoint_identity(value: Option<String>) -> String {
+    match value.as_deref().map(url::Url::parse) {
+        Some(Ok(u)) => format!(
+            "{}://{}{}{}",
+            u.scheme(),
+            u.host_str().unwrap_or(""),
+            u.port().map(|p| format!(":{p}")).unwrap_or_default(),
+            u.path()
+        ),
+        Some(Err(_)) => "unparsed-endpoint".to_string(),
+        None => "-".to_string(),
+    }
 }
 
 /// `text` with every `"..."` and `'...'` span replaced by `<redacted>`:
@@ -565,11 +608,14 @@ trait CloudBuilder: Sized {
     fn with_key(self, key: Self::Key, value: String) -> Self;
     fn with_http_retry(self, config: object_store::RetryConfig) -> Self;
     fn build_store(self) -> object_store::Result<Arc<dyn ObjectStore>>;
+    /// What, beyond the URI's scheme and host, tells this store apart:
+    /// endpoint, account, container or bucket (never a credential).
+    fn identity(&self) -> String;
 }
 
 /// Implements [`CloudBuilder`] by forwarding to the builder's own methods.
 macro_rules! cloud_builder {
-    ($feature:literal, $builder:ty, $key:ty, $prefix:literal, $backend:literal) => {
+    ($feature:literal, $builder:ty, $key:ty, $prefix:literal, $backend:literal, $identity:expr) => {
         #[cfg(feature = $feature)]
         impl CloudBuilder for $builder {
             type Key = $key;
@@ -584,6 +630,10 @@ macro_rules! cloud_builder {
             fn build_store(self) -> object_store::Result<Arc<dyn ObjectStore>> {
                 Ok(Arc::new(self.build()?))
             }
+            fn identity(&self) -> String {
+                let f: fn(&$builder) -> String = $identity;
+                f(self)
+            }
         }
     };
 }
@@ -593,21 +643,46 @@ cloud_builder!(
     object_store::aws::AmazonS3Builder,
     object_store::aws::AmazonS3ConfigKey,
     "AWS_",
-    "s3"
+    "s3",
+    |b| {
+        use object_store::aws::AmazonS3ConfigKey as K;
+        format!(
+            "endpoint={} s3_endpoint={}",
+            endpoint_identity(b.get_config_value(&K::Endpoint)),
+            endpoint_identity(b.get_config_value(&K::S3Endpoint)),
+        )
+    }
 );
 cloud_builder!(
     "azure",
     object_store::azure::MicrosoftAzureBuilder,
     object_store::azure::AzureConfigKey,
     "AZURE_",
-    "azure"
+    "azure",
+    |b| {
+        use object_store::azure::AzureConfigKey as K;
+        format!(
+            "account={} container={} endpoint={} emulator={}",
+            b.get_config_value(&K::AccountName).unwrap_or_default(),
+            b.get_config_value(&K::ContainerName).unwrap_or_default(),
+            endpoint_identity(b.get_config_value(&K::Endpoint)),
+            b.get_config_value(&K::UseEmulator).unwrap_or_default(),
+        )
+    }
 );
 cloud_builder!(
     "gcp",
     object_store::gcp::GoogleCloudStorageBuilder,
     object_store::gcp::GoogleConfigKey,
     "GOOGLE_",
-    "gcs"
+    "gcs",
+    |b| {
+        use object_store::gcp::GoogleConfigKey as K;
+        format!(
+            "base_url={}",
+            endpoint_identity(b.get_config_value(&K::BaseUrl))
+        )
+    }
 );
 
 mod location;

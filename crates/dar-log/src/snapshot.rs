@@ -117,15 +117,21 @@ impl SnapshotBuilder {
     }
 
     /// Reads checkpoint parts and sidecars through `cache` (for example
-    /// the table store's [`dar_io::TableStore::range_cache`], keyed under
-    /// its URL and counted in its metrics).
+    /// the table store's [`dar_io::TableStore::range_cache`], counted in
+    /// its metrics).
     pub fn with_range_cache(
         mut self,
         cache: dar_io::RangeCache,
-        store_url: impl Into<String>,
         metrics: dar_io::IoMetrics,
     ) -> Self {
-        self.checkpoints = self.checkpoints.with_range_cache(cache, store_url, metrics);
+        self.checkpoints = self.checkpoints.with_range_cache(cache, metrics);
+        self
+    }
+
+    /// The identity of the table's store ([`dar_io::TableStore::store_id`]),
+    /// the store part of the checkpoints' cache keys.
+    pub fn with_store_id(mut self, store: dar_io::StoreId) -> Self {
+        self.checkpoints = self.checkpoints.with_store_id(store);
         self
     }
 

@@ -12,7 +12,7 @@ import pytest
 
 import dar
 
-from conftest import cli_error
+from conftest import SAMPLE, cli_error
 
 
 def _varint(n: int) -> bytes:
@@ -132,3 +132,35 @@ def test_old_float_stats_of_a_widened_column_keep_their_row(tmp_path):
     rows = dar.Table(str(tmp_path)).scan(filter=f"x = {exact!r}").to_table()
     assert rows.num_rows == 1
     assert rows.column("x").to_pylist() == [exact]
+
+
+def test_a_cache_dir_inside_the_table_or_open_to_others_is_refused(tmp_path):
+    """`cache_dir` keeps to a namespace of its own: a folder inside the
+    table being read, or one other users can write, is an argument error
+    naming it, and nothing is written into the table."""
+    import shutil
+
+    table = tmp_path / "t"
+    shutil.copytree(SAMPLE, table)
+    before = sorted(p.relative_to(table) for p in table.rglob("*"))
+    for cache in [table, table / "_delta_log", table / "sub"]:
+        with pytest.raises(dar.InvalidArgumentError, match="inside the table being read"):
+            dar.Table(str(table), cache_dir=cache)
+    assert sorted(p.relative_to(table) for p in table.rglob("*")) == before
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(dar.InvalidArgumentError, match="writable by everyone"):
+        dar.Table(str(table), cache_dir=shared)
+    assert not (shared / "dar-cache-v2").exists()
+
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    (mine / "notes.txt").write_text("kept")
+    t = dar.Table(str(table), cache_dir=mine, cache_dir_bytes=1)
+    rows = t.scan().to_table()
+    assert rows.num_rows > 0
+    del t
+    assert (mine / "notes.txt").read_text() == "kept"
+    assert (mine / "dar-cache-v2" / "DAR-CACHE").is_file()

@@ -266,6 +266,7 @@ impl ChangesBuilder {
             );
         }
         let io = CheckpointIo::new()
+            .with_store_id(store.store_id().clone())
             .with_metadata_cache(store.metadata_cache().clone())
             .with_cost_model(Arc::clone(store.cost_model()));
         // The table's snapshot stands for the latest state when it is one.

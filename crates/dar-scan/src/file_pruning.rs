@@ -141,6 +141,10 @@ pub(crate) fn task(index: &FileIndex, i: usize) -> dar_log::Result<ScanTask> {
             .is_valid(i)
             .then(|| u64::try_from(size.value(i)).ok())
             .flatten(),
+        modification_time: index
+            .modification_time
+            .is_valid(i)
+            .then(|| index.modification_time.value(i)),
         num_records: nr
             .is_valid(i)
             .then(|| u64::try_from(nr.value(i)).ok())

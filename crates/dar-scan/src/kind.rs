@@ -96,7 +96,8 @@ fn io_kind(error: &dar_io::Error) -> ErrorKind {
         | E::FeatureDisabled { .. }
         | E::UnknownOption { .. }
         | E::InvalidOption { .. }
-        | E::BuildStore { .. } => ErrorKind::InvalidArgument,
+        | E::BuildStore { .. }
+        | E::CacheDirRefused { .. } => ErrorKind::InvalidArgument,
         E::Store { .. } | E::Truncated { .. } => ErrorKind::Storage,
         E::SizeMismatch { .. } | E::InvalidRange { .. } => ErrorKind::CorruptData,
         // Parquet metadata failed: reading its bytes (a store error

@@ -69,6 +69,7 @@ mod tests {
             store_origin: None,
             log_path: name.into(),
             size: Some(size),
+            modification_time: None,
             num_records: None,
             partition_values: vec![],
             deletion_vector: None,

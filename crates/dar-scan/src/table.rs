@@ -53,7 +53,7 @@ pub const DEFAULT_DATA_CACHE_BYTES: usize = 256 * 1024 * 1024;
 
 /// Default budget of an on-disk cache directory
 /// ([`TableOptions::with_cache_dir_bytes`]).
-pub const DEFAULT_CACHE_DIR_BYTES: u64 = 8 * 1024 * 1024 * 1024;
+pub const DEFAULT_CACHE_DIR_BYTES: u64 = dar_io::DEFAULT_DISK_BUDGET;
 
 impl TableOptions {
     /// The stores configured for other origins (see [`Self::with_store_for`]).
@@ -154,8 +154,9 @@ impl TableOptions {
         self
     }
 
-    /// Budget of the cache directory (default [`DEFAULT_CACHE_DIR_BYTES`]);
-    /// the oldest files go first.
+    /// Budget of the cache directory, for every process that shares it
+    /// (default: the folder's own, [`DEFAULT_CACHE_DIR_BYTES`] for a new
+    /// one); the least recently used entries go first.
     pub fn with_cache_dir_bytes(mut self, bytes: u64) -> Self {
         self.cache_dir_bytes = Some(bytes);
         self
@@ -170,9 +171,7 @@ impl TableOptions {
         });
         let cache = dar_io::RangeCache::new(memory);
         match &self.cache_dir {
-            Some(dir) => {
-                cache.with_disk(dir, self.cache_dir_bytes.unwrap_or(DEFAULT_CACHE_DIR_BYTES))
-            }
+            Some(dir) => cache.with_disk(dir, self.cache_dir_bytes),
             None => Ok(cache),
         }
     }
@@ -261,11 +260,8 @@ impl Table {
             // model, like the data files.
             .with_metadata_cache(store.metadata_cache().clone())
             .with_cost_model(Arc::clone(store.cost_model()))
-            .with_range_cache(
-                store.range_cache().clone(),
-                store.url().as_str(),
-                store.metrics().clone(),
-            )
+            .with_store_id(store.store_id().clone())
+            .with_range_cache(store.range_cache().clone(), store.metrics().clone())
             .with_file_index(if options.lazy_file_index {
                 FileIndexMode::Lazy
             } else {
@@ -293,17 +289,22 @@ impl Table {
     /// the cache directory cannot be created.
     pub async fn from_store(store: TableStore, options: TableOptions) -> Result<Self> {
         let uri = store.url().to_string();
+        let open_error = |source| ScanError::Open {
+            uri: uri.clone(),
+            source: Box::new(source),
+        };
         let store = if store.range_cache().is_enabled() {
             store
         } else {
-            let cache = options
-                .range_cache(store.backend())
-                .map_err(|source| ScanError::Open {
-                    uri: uri.clone(),
-                    source: Box::new(source),
-                })?;
+            if let Some(dir) = &options.cache_dir {
+                refuse_cache_inside(&store, dir).map_err(open_error)?;
+            }
+            let cache = options.range_cache(store.backend()).map_err(open_error)?;
             store.with_range_cache(cache)
         };
+        if let Some(dir) = store.range_cache().disk_dir() {
+            refuse_cache_inside(&store, dir).map_err(open_error)?;
+        }
         let snapshot = Self::snapshot_builder(&store, &options)
             .build()
             .await
@@ -415,5 +416,43 @@ impl Table {
     /// error).
     pub fn declared_schema(&self) -> &SchemaRef {
         &self.declared
+    }
+}
+
+/// Refuses a cache folder inside the local table `store` reads (or the
+/// table inside the folder's namespace): the cache would write into the
+/// table, and a table's files are never the cache's to trim.
+fn refuse_cache_inside(store: &TableStore, dir: &std::path::Path) -> dar_io::Result<()> {
+    let Ok(root) = store.url().to_file_path() else {
+        return Ok(());
+    };
+    let (Some(root), Some(cache)) = (resolved(&root), resolved(dir)) else {
+        return Ok(());
+    };
+    let namespace = cache.join(dar_io::RangeCache::NAMESPACE);
+    if cache.starts_with(&root) || root.starts_with(&namespace) {
+        return Err(dar_io::Error::CacheDirRefused {
+            path: dir.display().to_string(),
+            reason: format!(
+                "it is inside the table being read ('{}'); keep the cache somewhere else",
+                root.display()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `path` made absolute with links resolved as far as it exists (a cache
+/// folder may not exist yet).
+fn resolved(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let abs = std::path::absolute(path).ok()?;
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return Some(rest.iter().rev().fold(real, |p, c| p.join(c)));
+        }
+        rest.push(existing.file_name()?.to_os_string());
+        existing = existing.parent()?;
     }
 }

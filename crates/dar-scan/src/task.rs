@@ -90,6 +90,11 @@ pub struct ScanTask {
     pub log_path: String,
     /// File size in bytes (from the log).
     pub size: Option<u64>,
+    /// `add.modificationTime` from the log (ms since the epoch): with the
+    /// store, path and size, what names this version of the file in
+    /// every cache.
+    #[serde(default)]
+    pub modification_time: Option<i64>,
     /// `numRecords` from the stats (physical rows, DV rows included).
     pub num_records: Option<u64>,
     /// Typed partition values by logical column name, in partition-column
@@ -184,6 +189,7 @@ mod tests {
             store_origin: None,
             log_path: "part-0.parquet".into(),
             size: Some(10),
+            modification_time: Some(1),
             num_records: Some(5),
             partition_values: vec![
                 (

@@ -36,12 +36,7 @@ fn options(
         let memory = usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
         let mut cache = dar_io::RangeCache::new(memory);
         if let Some(dir) = &args.cache.cache_dir {
-            let bytes = args
-                .cache
-                .cache_dir_mib
-                .map_or(dar_scan::DEFAULT_CACHE_DIR_BYTES, |m| {
-                    m.saturating_mul(1 << 20)
-                });
+            let bytes = args.cache.cache_dir_mib.map(|m| m.saturating_mul(1 << 20));
             cache = cache.with_disk(dir, bytes)?;
         }
         options = options.with_data_cache(cache);

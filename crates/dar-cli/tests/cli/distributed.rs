@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
-use crate::{arg, dar, sample};
+use crate::{arg, dar, sample, write_table};
 
 /// A `dar worker` child process on a free 127.0.0.1 port; killed on drop.
 struct Worker {
@@ -126,8 +126,19 @@ fn workers_with_a_cache_dir_keep_what_they_fetch_there() {
     let first = run();
     assert!(first.len() > 1);
     assert_eq!(run(), first);
-    let files = std::fs::read_dir(cache.path()).unwrap().count();
-    assert!(files > 0, "the workers kept nothing in {dir}");
+    // Workers write entries in the background: wait (boundedly) for them.
+    let namespace = cache.path().join(dar_io::RangeCache::NAMESPACE);
+    let entries = || {
+        dar_io::testing::files_under(&namespace)
+            .iter()
+            .filter(|f| std::fs::read(f).is_ok_and(|b| b.starts_with(b"DARCACHE")))
+            .count()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while entries() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(entries() > 0, "the workers kept nothing in {dir}");
 
     // A cache directory that cannot be made stops the worker, naming it.
     let blocker = cache.path().join("a-file");
@@ -172,39 +183,6 @@ fn a_worker_that_cannot_listen_says_where() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-}
-
-/// Writes `files` files of `rows` rows: `id`, `grp` (5 values).
-fn write_table(dir: &Path, files: usize, rows: usize) -> String {
-    use std::sync::Arc;
-
-    use arrow_array::{Int64Array, RecordBatch, StringArray};
-    use arrow_schema::{DataType, Field, Schema};
-
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let store = Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir).unwrap());
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int64, false),
-            Field::new("grp", DataType::Utf8, false),
-        ]));
-        let mut table = dar_testkit::TableWriter::builder(
-            store,
-            object_store::path::Path::from("t"),
-            schema.clone(),
-        )
-        .create()
-        .await
-        .unwrap();
-        for f in 0..files {
-            let ids = Int64Array::from_iter_values((f * rows) as i64..((f + 1) * rows) as i64);
-            let groups = StringArray::from_iter_values((0..rows).map(|i| format!("g{}", i % 5)));
-            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(groups)])
-                .unwrap();
-            table.append(&batch).await.unwrap();
-        }
-    });
-    arg(&dir.join("t"))
 }
 
 /// CPU time (user + system, in clock ticks) of process `pid`.

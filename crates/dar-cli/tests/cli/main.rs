@@ -9,6 +9,7 @@
     reason = "tests"
 )]
 
+mod cache;
 mod changes;
 #[cfg(feature = "distributed")]
 mod distributed;
@@ -119,4 +120,38 @@ pub fn assert_same_rows(context: &str, got: &[RecordBatch], want: &[RecordBatch]
             .to_string()
     };
     assert_eq!(text(got), text(want), "{context}: rows");
+}
+
+/// Writes a table `t` under `dir` of `files` files of `rows` rows each:
+/// `id`, `grp` (5 values); returns its path.
+pub fn write_table(dir: &Path, files: usize, rows: usize) -> String {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir).unwrap());
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("grp", DataType::Utf8, false),
+        ]));
+        let mut table = dar_testkit::TableWriter::builder(
+            store,
+            object_store::path::Path::from("t"),
+            schema.clone(),
+        )
+        .create()
+        .await
+        .unwrap();
+        for f in 0..files {
+            let ids = Int64Array::from_iter_values((f * rows) as i64..((f + 1) * rows) as i64);
+            let groups = StringArray::from_iter_values((0..rows).map(|i| format!("g{}", i % 5)));
+            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids), Arc::new(groups)])
+                .unwrap();
+            table.append(&batch).await.unwrap();
+        }
+    });
+    arg(&dir.join("t"))
 }

@@ -137,8 +137,15 @@ async fn a_second_run_with_a_cache_dir_fetches_no_footer_or_page() {
     );
     assert_eq!(second.stdout, first.stdout);
     let (io, cache_line) = stats_lines(&second.stderr);
-    assert!(!io.contains("page_data") && !io.contains("footer"), "{io}");
+    // No footer or page byte is fetched: the sample is one whole-object
+    // read, and its one request now is the HEAD that checks the file is
+    // the version the cache holds.
+    assert!(io.contains("1 request, 0 B: footer 1 (0 B)"), "{io}");
     assert!(!cache_line.contains(" 0 on disk"), "{cache_line}");
+    assert!(
+        cache_line.contains("1 object checked with the store"),
+        "{cache_line}"
+    );
 
     // `dar sql` reads the same directory.
     let mut sql = dar_without_aws_env();

@@ -2,8 +2,8 @@
 //! out, under a byte budget that holds exactly after every insert.
 //!
 //! ```text
-//! objects: ObjectKey ─► { tag, extents: start ─► (bytes, tick) }
-//! lru:     tick ─► (ObjectKey, start)        (oldest first)
+//! objects: ObjectId ─► { tag, extents: start ─► (bytes, tick) }
+//! lru:     tick ─► (ObjectId, start)        (oldest first)
 //! ```
 //!
 //! A lookup finds an extent that covers the whole requested range (the
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::ObjectKey;
+use crate::identity::ObjectId;
 
 /// How many extents starting at or before a range are tried for it:
 /// extents of one object overlap only where a planned read merged gaps
@@ -55,8 +55,8 @@ pub(super) struct MemoryTier {
     budget: usize,
     bytes: usize,
     tick: u64,
-    objects: HashMap<Arc<ObjectKey>, Object>,
-    lru: BTreeMap<u64, (Arc<ObjectKey>, u64)>,
+    objects: HashMap<Arc<ObjectId>, Object>,
+    lru: BTreeMap<u64, (Arc<ObjectId>, u64)>,
 }
 
 impl MemoryTier {
@@ -91,7 +91,7 @@ impl MemoryTier {
 
     /// `range` of `key`, when one held extent covers it (and marks that
     /// extent used).
-    pub(super) fn get(&mut self, key: &ObjectKey, range: &Range<u64>) -> Option<Bytes> {
+    pub(super) fn get(&mut self, key: &ObjectId, range: &Range<u64>) -> Option<Bytes> {
         let tick = self.next_tick();
         let object = self.objects.get_mut(key)?;
         let (&start, extent) = object
@@ -116,7 +116,7 @@ impl MemoryTier {
     /// larger than the whole budget, or already covered, is not kept.
     pub(super) fn insert(
         &mut self,
-        key: &Arc<ObjectKey>,
+        key: &Arc<ObjectId>,
         start: u64,
         data: Bytes,
         tag: Option<&str>,
@@ -162,7 +162,7 @@ impl MemoryTier {
         done
     }
 
-    fn remove_extent(&mut self, key: &ObjectKey, start: u64) {
+    fn remove_extent(&mut self, key: &ObjectId, start: u64) {
         if let Some(object) = self.objects.get_mut(key) {
             if let Some(e) = object.extents.remove(&start) {
                 self.bytes -= e.data.len();
@@ -173,7 +173,7 @@ impl MemoryTier {
         }
     }
 
-    fn remove_object(&mut self, key: &ObjectKey) {
+    fn remove_object(&mut self, key: &ObjectId) {
         if let Some(object) = self.objects.remove(key) {
             for e in object.extents.values() {
                 self.bytes -= e.data.len();

@@ -21,6 +21,7 @@ fn data(len: usize, salt: u8) -> Vec<u8> {
 fn store_over(backend: &Arc<InMemory>, cache: &RangeCache) -> TableStore {
     TableStore::builder("s3://bucket/t")
         .with_store(Arc::clone(backend) as Arc<dyn ObjectStore>)
+        .with_store_id(crate::StoreId::new("s3 test-endpoint bucket"))
         .with_range_cache(cache.clone())
         .build()
         .unwrap()
@@ -96,11 +97,8 @@ async fn a_rewritten_object_is_fetched_again() {
         let ts = ts.clone();
         async move {
             let mut r = crate::ParquetReader::from_meta(Arc::clone(ts.store()), &meta)
-                .with_range_cache(
-                    Some(ts.range_cache().clone()),
-                    ts.url().as_str(),
-                    ts.metrics().clone(),
-                )
+                .with_store_id(ts.store_id().clone())
+                .with_range_cache(Some(ts.range_cache().clone()), ts.metrics().clone())
                 .with_whole_object_threshold(0);
             r.read_ranges(vec![100..200]).await.unwrap()[0].to_vec()
         }
@@ -189,39 +187,45 @@ async fn another_process_reads_the_disk_tier_and_refetches_a_corrupt_file() {
     let path = Path::from("t/part-0.parquet");
     let bytes = data(100_000, 3);
     put(&backend, &path, bytes.clone()).await;
-    let first = store_over(
-        &backend,
-        &RangeCache::new(0).with_disk(dir.path(), 1 << 30).unwrap(),
-    );
+    let first_cache = RangeCache::new(0)
+        .with_disk(dir.path(), Some(1 << 30))
+        .unwrap();
+    let first = store_over(&backend, &first_cache);
     read(&first, &path, 100_000, &[1_000..5_000, 70_000..80_000]).await;
     assert!(page_requests(&first) > 0);
+    first_cache.flush().await;
 
     // A new cache over the same directory, as a later process opens it.
     let second = store_over(
         &backend,
         &RangeCache::new(1 << 20)
-            .with_disk(dir.path(), 1 << 30)
+            .with_disk(dir.path(), Some(1 << 30))
             .unwrap(),
     );
     let got = read(&second, &path, 100_000, &[1_000..5_000, 75_000..76_000]).await;
     assert_eq!(got[1], bytes[75_000..76_000]);
     let io = second.metrics().snapshot();
-    assert_eq!(io.requests(), 0, "{io}");
-    assert_eq!(io.cache.disk_hits, 2);
+    // One HEAD checks the object is still the version the entries hold.
+    assert_eq!((io.requests(), io.bytes()), (1, 0), "{io}");
+    assert_eq!((io.cache.disk_hits, io.cache.validations), (2, 1));
 
-    // Damage every cache file: the next process refetches and says so.
-    for object in std::fs::read_dir(dir.path()).unwrap() {
-        for f in std::fs::read_dir(object.unwrap().path()).unwrap() {
-            let f = f.unwrap().path();
-            let mut b = std::fs::read(&f).unwrap();
-            let last = b.len() - 1;
-            b[last] ^= 1;
-            std::fs::write(&f, b).unwrap();
+    // Damage every byte of every cache file: the next process refetches
+    // and says so.
+    for f in crate::testing::files_under(&second.range_cache().disk_namespace().unwrap()) {
+        let mut b = std::fs::read(&f).unwrap();
+        if !b.starts_with(b"DARCACHE") {
+            continue;
         }
+        for x in b.iter_mut().skip(40) {
+            *x ^= 1;
+        }
+        std::fs::write(&f, b).unwrap();
     }
     let third = store_over(
         &backend,
-        &RangeCache::new(0).with_disk(dir.path(), 1 << 30).unwrap(),
+        &RangeCache::new(0)
+            .with_disk(dir.path(), Some(1 << 30))
+            .unwrap(),
     );
     let got = read(&third, &path, 100_000, &[1_000..5_000]).await;
     assert_eq!(got[0], bytes[1_000..5_000]);
@@ -230,6 +234,18 @@ async fn another_process_reads_the_disk_tier_and_refetches_a_corrupt_file() {
         (io.cache.corrupt, io.cache.disk_hits, io.cache.misses),
         (1, 0, 1)
     );
+    // A rewritten object (new ETag) is not served from the entries of the
+    // old one, in this process or another.
+    put(&backend, &path, data(100_000, 77)).await;
+    let fourth = store_over(
+        &backend,
+        &RangeCache::new(0)
+            .with_disk(dir.path(), Some(1 << 30))
+            .unwrap(),
+    );
+    let got = read(&fourth, &path, 100_000, &[70_000..80_000]).await;
+    assert_eq!(got[0], data(100_000, 77)[70_000..80_000]);
+    assert_eq!(fourth.metrics().snapshot().cache.disk_hits, 0);
     assert!(page_requests(&third) > 0);
 }
 
@@ -237,7 +253,7 @@ async fn another_process_reads_the_disk_tier_and_refetches_a_corrupt_file() {
 fn a_memory_store_never_uses_the_disk_tier() {
     let dir = tempfile::tempdir().unwrap();
     let cache = RangeCache::new(1024)
-        .with_disk(dir.path(), 1 << 20)
+        .with_disk(dir.path(), Some(1 << 20))
         .unwrap();
     let ts = TableStore::builder("memory://x/t")
         .with_range_cache(cache)
@@ -246,12 +262,12 @@ fn a_memory_store_never_uses_the_disk_tier() {
     assert!(ts.range_cache().disk_dir().is_none());
     assert_eq!(ts.range_cache().usage().memory_budget, 1024);
     let err = RangeCache::new(0)
-        .with_disk(dir.path().join("f").join("x"), 1)
+        .with_disk(dir.path().join("f").join("x"), Some(1))
         .map(|_| ())
         .and_then(|()| {
             std::fs::write(dir.path().join("file"), b"x").unwrap();
             RangeCache::new(0)
-                .with_disk(dir.path().join("file"), 1)
+                .with_disk(dir.path().join("file"), Some(1))
                 .map(|_| ())
         })
         .unwrap_err();

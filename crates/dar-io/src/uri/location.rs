@@ -27,6 +27,37 @@ pub(super) struct Location {
     pub(super) raw: String,
 }
 
+impl Location {
+    /// The part of a store's identity the URI gives: scheme, user name
+    /// (an abfss container), host and port, and for an Azure https URI
+    /// its container segment. Never a password or query.
+    #[cfg_attr(
+        not(any(feature = "aws", feature = "azure", feature = "gcp")),
+        expect(dead_code, reason = "only cloud stores are identified by their URI")
+    )]
+    pub(super) fn identity(&self) -> String {
+        let u = &self.url;
+        let user = if u.password().is_none() {
+            u.username()
+        } else {
+            ""
+        };
+        let container = match (u.scheme(), self.backend) {
+            ("https", Backend::Azure) => u
+                .path_segments()
+                .and_then(|mut s| s.next())
+                .unwrap_or_default(),
+            _ => "",
+        };
+        format!(
+            "{}://{user}@{}{}/{container}",
+            u.scheme(),
+            u.host_str().unwrap_or(""),
+            u.port().map(|p| format!(":{p}")).unwrap_or_default(),
+        )
+    }
+}
+
 fn invalid(uri: &str, reason: impl Into<String>) -> Error {
     Error::InvalidUri {
         uri: redact_uri(uri),

@@ -369,3 +369,90 @@ fn unparseable_uris_are_redacted_whole() {
         "s3://<redacted>:<redacted>@bucket/t"
     );
 }
+
+/// The identity of the store `uri` with `options` builds (no environment).
+fn store_id(uri: &str, options: &[(&str, &str)]) -> StoreId {
+    let options = options
+        .iter()
+        .fold(StorageOptions::new(), |o, (k, v)| o.with(*k, *v));
+    no_env(TableStore::builder(uri))
+        .with_options(options)
+        .build()
+        .unwrap()
+        .store_id()
+        .clone()
+}
+
+#[test]
+fn store_ids_tell_endpoints_accounts_containers_and_buckets_apart() {
+    let s3 = |endpoint: &str, bucket: &str, key: &str| {
+        store_id(
+            &format!("s3://{bucket}/t"),
+            &[
+                ("aws_endpoint", endpoint),
+                ("aws_allow_http", "true"),
+                ("aws_region", "us-east-1"),
+                ("aws_access_key_id", key),
+                ("aws_secret_access_key", SECRET),
+            ],
+        )
+    };
+    let a = s3("http://127.0.0.1:9000", "b", KEY_ID);
+    // The same store with other credentials is the same store.
+    assert_eq!(a, s3("http://127.0.0.1:9000", "b", "AKIAOTHER"));
+    // Another endpoint, port or bucket is another store.
+    for other in [
+        s3("http://127.0.0.1:9001", "b", KEY_ID),
+        s3("http://127.0.0.2:9000", "b", KEY_ID),
+        s3("http://127.0.0.1:9000", "c", KEY_ID),
+        store_id("s3://b/t", &[("aws_region", "us-east-1")]),
+    ] {
+        assert_ne!(a, other);
+    }
+    // Secrets in an endpoint never reach the identity (it is written into
+    // cache files).
+    let with_user = s3("http://user:pw@127.0.0.1:9000/?sig=abc", "b", KEY_ID);
+    for secret in [SECRET, KEY_ID, "pw", "sig", "abc"] {
+        assert!(!with_user.as_str().contains(secret), "{with_user}");
+        assert!(!a.as_str().contains(secret), "{a}");
+    }
+
+    let az = |uri: &str, account: &str| store_id(uri, &[("azure_storage_account_name", account)]);
+    let base = az("az://c1/t", "acct1");
+    for other in [
+        az("az://c1/t", "acct2"),
+        az("az://c2/t", "acct1"),
+        az("abfss://c1@acct1.dfs.core.windows.net/t", "acct1"),
+    ] {
+        assert_ne!(base, other);
+    }
+    assert_ne!(
+        store_id("https://acct.blob.core.windows.net/c1/t", &[]),
+        store_id("https://acct.blob.core.windows.net/c2/t", &[])
+    );
+    assert_ne!(
+        store_id("abfss://c1@acct.dfs.core.windows.net/t", &[]),
+        store_id("abfss://c2@acct.dfs.core.windows.net/t", &[])
+    );
+    assert_ne!(
+        store_id("gs://b/t", &[("google_base_url", "http://127.0.0.1:1")]),
+        store_id("gs://b/t", &[("google_base_url", "http://127.0.0.1:2")])
+    );
+    // Each memory:// store is its own; local paths share the one file system.
+    assert_ne!(store_id("memory://x/t", &[]), store_id("memory://x/t", &[]));
+    assert_eq!(store_id("/tmp/a", &[]), store_id("/var/b", &[]));
+    // A store the caller supplies is its own unless named.
+    let supplied = || TableStoreBuilder::new("s3://b/t").with_store(Arc::new(InMemory::new()));
+    assert_ne!(
+        supplied().build().unwrap().store_id(),
+        supplied().build().unwrap().store_id()
+    );
+    assert_eq!(
+        supplied()
+            .with_store_id(StoreId::new("mine"))
+            .build()
+            .unwrap()
+            .store_id(),
+        &StoreId::new("mine")
+    );
+}

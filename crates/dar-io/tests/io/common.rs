@@ -19,12 +19,19 @@ pub const PAGE_ROWS: usize = 1_000;
 /// A Parquet file of `ROWS` rows (id, name, value), 4 row groups of 10
 /// pages per column, page indexes written.
 pub fn parquet_file() -> Bytes {
+    parquet_file_from(0)
+}
+
+/// [`parquet_file`] with every id (and name, and value) moved by
+/// `offset`: the same layout and size, other values and statistics.
+pub fn parquet_file_from(offset: i64) -> Bytes {
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
         Field::new("name", DataType::Utf8, false),
         Field::new("value", DataType::Float64, false),
     ]));
     let file = dar_io::testing::paged_parquet(schema, ROWS / RG_ROWS, RG_ROWS, PAGE_ROWS, |ids| {
+        let ids = ids.start + offset..ids.end + offset;
         let names = ids.clone().map(|i| format!("name-{i:08}"));
         let values = ids.clone().map(|i| i as f64 * 0.5);
         vec![

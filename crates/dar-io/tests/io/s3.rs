@@ -276,3 +276,69 @@ fn an_unparsable_option_value_is_never_echoed() {
     assert!(!err.contains("maybe-SECRETISH"), "{err}");
     assert!(err.contains("s3://b/t"), "{err}");
 }
+
+/// Two S3-compatible endpoints hold an object at the same bucket, path
+/// and size with other contents: readers sharing one footer cache (and one
+/// byte-range cache) each get their own store's footer and bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_endpoints_with_one_bucket_and_path_share_no_cache_entry() {
+    let footers = dar_io::MetadataCache::default();
+    let ranges = dar_io::RangeCache::new(64 << 20);
+    let mut servers = Vec::new();
+    let mut tables = Vec::new();
+    for offset in [0, 1_000_000] {
+        let server = start_s3("same-bucket").await;
+        let table = builder("s3://same-bucket/t")
+            .with_options(server.storage_options())
+            .with_metadata_cache(footers.clone())
+            .with_range_cache(ranges.clone())
+            .build()
+            .unwrap();
+        let data = parquet_file_from(offset);
+        table
+            .store()
+            .put(&table.child("part-0.parquet"), data.into())
+            .await
+            .unwrap();
+        servers.push(server);
+        tables.push(table);
+    }
+    let size = |t: &TableStore| {
+        let t = t.clone();
+        async move {
+            t.store()
+                .head(&t.child("part-0.parquet"))
+                .await
+                .unwrap()
+                .size
+        }
+    };
+    let (a, b) = (size(&tables[0]).await, size(&tables[1]).await);
+    assert_eq!(
+        a, b,
+        "the two files must have one size for the test to mean anything"
+    );
+    let mut minimums = Vec::new();
+    for t in &tables {
+        let md = t
+            .parquet_reader(t.child("part-0.parquet"), Some(a))
+            .load_metadata(None)
+            .await
+            .unwrap();
+        let stats = md.row_group(0).column(0).statistics().unwrap();
+        minimums.push(stats.min_bytes_opt().unwrap().to_vec());
+        let got = scan(t.parquet_reader(t.child("part-0.parquet"), Some(a)), None)
+            .await
+            .unwrap();
+        minimums.push(got.id_sum.to_le_bytes().to_vec());
+    }
+    assert_ne!(
+        minimums[0], minimums[2],
+        "footer of the other endpoint served"
+    );
+    assert_ne!(
+        minimums[1], minimums[3],
+        "bytes of the other endpoint served"
+    );
+    assert_eq!(footers.stats().entries, 2);
+}

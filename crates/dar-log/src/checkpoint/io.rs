@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
-use dar_io::{CostModel, MetadataCache, ObjectClass, ParquetReader};
+use dar_io::{CostModel, MetadataCache, ObjectClass, ParquetReader, StoreId};
 use object_store::ObjectStore;
 use object_store::path::Path;
 
@@ -32,7 +32,9 @@ pub struct CheckpointIo {
     /// Decode on the runtime's other threads (see [`CheckpointIo::with_parallel_decode`]).
     sequential: bool,
     /// Read through a byte-range cache (see [`CheckpointIo::with_range_cache`]).
-    range_cache: Option<(dar_io::RangeCache, String, dar_io::IoMetrics)>,
+    range_cache: Option<(dar_io::RangeCache, dar_io::IoMetrics)>,
+    /// The store's identity in cache keys (see [`CheckpointIo::with_store_id`]).
+    store_id: Option<StoreId>,
 }
 
 impl CheckpointIo {
@@ -56,16 +58,21 @@ impl CheckpointIo {
 
     /// Reads checkpoint parts and sidecars through `cache` (its disk tier:
     /// the checkpoint of a table another process read is not fetched
-    /// again), keyed under `store_url`, counted in `metrics`.
+    /// again), counted in `metrics`.
     pub fn with_range_cache(
         mut self,
         cache: dar_io::RangeCache,
-        store_url: impl Into<String>,
         metrics: dar_io::IoMetrics,
     ) -> Self {
-        self.range_cache = cache
-            .is_enabled()
-            .then(|| (cache, store_url.into(), metrics));
+        self.range_cache = cache.is_enabled().then_some((cache, metrics));
+        self
+    }
+
+    /// The identity of the store the checkpoints live in, the store part
+    /// of their cache keys (footer and byte-range caches); without it
+    /// each read keys its object apart and shares no entry.
+    pub fn with_store_id(mut self, store: StoreId) -> Self {
+        self.store_id = Some(store);
         self
     }
 
@@ -136,10 +143,12 @@ impl CheckpointIo {
             .with_cache(Some(self.metadata_cache().clone()))
             .with_object_class(ObjectClass::Checkpoint)
             .with_whole_object_threshold(WHOLE_FILE_LIMIT);
+        let reader = match &self.store_id {
+            Some(id) => reader.with_store_id(id.clone()),
+            None => reader,
+        };
         let reader = match &self.range_cache {
-            Some((cache, url, metrics)) => {
-                reader.with_range_cache(Some(cache.clone()), url.as_str(), metrics.clone())
-            }
+            Some((cache, metrics)) => reader.with_range_cache(Some(cache.clone()), metrics.clone()),
             None => reader,
         };
         match &self.cost {

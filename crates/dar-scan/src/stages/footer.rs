@@ -1,6 +1,7 @@
 //! Stage 1: the Parquet footer, through `dar-io`'s [`ParquetReader`]: one
 //! size-hinted request (the size comes from the log, so no HEAD), shared
-//! footer cache keyed by path and size. The file's Arrow schema is derived
+//! footer cache keyed by the file's identity (store, path, size and the
+//! log's modification time). The file's Arrow schema is derived
 //! here, once, and the table's columns are resolved against it
 //! ([`ColumnMap`]) for every later stage.
 //!
@@ -9,7 +10,7 @@
 //! index tail seen so far in the scan ([`crate::live::TailHint`]), or
 //! before any from the file size, so one round trip brings both.
 
-use dar_io::{ParquetReader, TableStore};
+use dar_io::{ObjectVersion, ParquetReader, TableStore};
 use object_store::path::Path;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
@@ -53,7 +54,9 @@ impl FooterRead {
         })?;
         let store = runtime.store_for(task)?;
         let location = location(store, &task.object_path);
-        let mut reader = store.parquet_reader(path, task.size);
+        let mut reader = store
+            .parquet_reader(path, task.size)
+            .with_version(task.modification_time.map(ObjectVersion::Modified));
         let with_page_index = store.backend().is_remote() && state.pruning_predicate().is_some();
         if with_page_index && let Some(size) = task.size {
             reader = reader.with_footer_hint(live.tail_hint.for_file(size));
@@ -96,7 +99,9 @@ impl FooterRead {
     pub(crate) fn fork(&self, runtime: &ScanRuntime) -> Result<Self> {
         let task = &self.file.task;
         let store = runtime.store_for(task)?;
-        let reader = store.parquet_reader(self.reader.path().clone(), task.size);
+        let reader = store
+            .parquet_reader(self.reader.path().clone(), task.size)
+            .with_version(task.modification_time.map(ObjectVersion::Modified));
         Ok(Self {
             file: self.file.clone(),
             reader,

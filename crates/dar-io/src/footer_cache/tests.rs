@@ -24,12 +24,10 @@ fn metadata(rows: i64) -> Arc<ParquetMetaData> {
     )
 }
 
-fn key(path: &str, version: Option<&str>) -> MetadataKey {
-    MetadataKey {
-        path: path.to_string(),
-        size: 100,
-        version: version.map(str::to_string),
-    }
+fn key(path: &str, version: Option<&str>) -> ObjectId {
+    ObjectId::new(crate::StoreId::new("s3 test b"), path)
+        .with_size(Some(100))
+        .with_version(version.map(|v| crate::ObjectVersion::Tag(v.to_string())))
 }
 
 fn entry(md: &Arc<ParquetMetaData>) -> CachedMetadata {
@@ -48,10 +46,13 @@ async fn version_and_size_are_part_of_the_key() {
     assert!(c.get(&key("a", Some("v2"))).await.is_none());
     assert!(c.get(&key("a", None)).await.is_none());
     let mut other_size = key("a", Some("v1"));
-    other_size.size = 101;
+    other_size.size = Some(101);
     assert!(c.get(&other_size).await.is_none());
+    let mut other_store = key("a", Some("v1"));
+    other_store.store = crate::StoreId::new("s3 other-endpoint b");
+    assert!(c.get(&other_store).await.is_none());
     let s = c.stats();
-    assert_eq!((s.hits, s.misses, s.entries), (1, 3, 1));
+    assert_eq!((s.hits, s.misses, s.entries), (1, 4, 1));
 }
 
 #[tokio::test]

@@ -1,11 +1,11 @@
 //! A bounded cache of parsed Parquet footers (with page indexes when loaded).
 //!
-//! Keyed by (path, size, version tag): a rewritten object at the same path
-//! has a different size or ETag/version and misses. Shared by clones, so all
+//! Keyed by [`ObjectId`] (store, path, size, version): the same path in
+//! another store, or a rewritten object with a new size or version, misses. Shared by clones, so all
 //! scans of one table reuse one footer parse, and N readers opening the same
 //! file at once fetch its footer once ([`MetadataCache::get_or_try_load`]).
 //! Bounded by the footers' in-memory size; the least recently used entry
-//! goes first. The mechanism is `cache::bounded::BoundedCache` (moka).
+//! goes first. The mechanism is `footer_cache::bounded::BoundedCache` (moka).
 
 mod bounded;
 
@@ -15,18 +15,9 @@ use std::sync::Arc;
 use parquet::file::metadata::ParquetMetaData;
 
 use bounded::BoundedCache;
-pub use bounded::CacheStats;
 
-/// Identifies one version of one object.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct MetadataKey {
-    /// Object path.
-    pub path: String,
-    /// Object size in bytes.
-    pub size: u64,
-    /// ETag or version id, if the store gave one.
-    pub version: Option<String>,
-}
+use crate::identity::ObjectId;
+pub use bounded::CacheStats;
 
 /// A cached footer.
 #[derive(Debug, Clone)]
@@ -39,14 +30,14 @@ pub struct CachedMetadata {
 }
 
 /// What an entry costs against the budget: the parsed footer and its key.
-fn weigh(key: &MetadataKey, value: &CachedMetadata) -> usize {
+fn weigh(key: &ObjectId, value: &CachedMetadata) -> usize {
     value.metadata.memory_size() + key.path.len()
 }
 
 /// Shared, bounded footer cache (clones share entries).
 #[derive(Debug, Clone)]
 pub struct MetadataCache {
-    inner: BoundedCache<MetadataKey, CachedMetadata>,
+    inner: BoundedCache<ObjectId, CachedMetadata>,
 }
 
 impl Default for MetadataCache {
@@ -65,14 +56,14 @@ impl MetadataCache {
     }
 
     /// Looks up `key`.
-    pub async fn get(&self, key: &MetadataKey) -> Option<CachedMetadata> {
+    pub async fn get(&self, key: &ObjectId) -> Option<CachedMetadata> {
         self.inner.get(key).await
     }
 
     /// Inserts or replaces `key`, evicting least recently used entries to
     /// stay within capacity. An entry larger than the whole capacity is not
     /// kept.
-    pub async fn insert(&self, key: MetadataKey, value: CachedMetadata) {
+    pub async fn insert(&self, key: ObjectId, value: CachedMetadata) {
         self.inner.insert(key, value).await;
     }
 
@@ -82,7 +73,7 @@ impl MetadataCache {
     /// that waited for it each run their own `load`.
     pub async fn get_or_try_load<F, Fut, E>(
         &self,
-        key: MetadataKey,
+        key: ObjectId,
         load: F,
     ) -> Result<CachedMetadata, E>
     where
