@@ -9,6 +9,7 @@
 )]
 
 mod api;
+mod cache_props;
 mod architecture;
 mod bad_input;
 mod changes;
