@@ -245,15 +245,21 @@ impl DvCache {
     }
 
     /// Loads `dv` from an already resolved `location` in `store` (ignored
-    /// for inline DVs). Cached by the DV's unique id and the location.
+    /// for inline DVs). Cached by the DV's unique id, the location and
+    /// `store_id`, the identity of the store (`dar_io::StoreId`'s text):
+    /// one cache may serve tables of many stores, and the same path in two
+    /// stores is two objects.
     pub async fn load_at(
         &self,
+        store_id: &str,
         store: &Arc<dyn ObjectStore>,
         location: &Path,
         dv: &DvDescriptor,
     ) -> Result<Arc<DeletedRows>> {
-        self.load_at_with(location, dv, |range| store.get_range(location, range))
-            .await
+        self.load_at_with(store_id, location, dv, |range| {
+            store.get_range(location, range)
+        })
+        .await
     }
 
     /// Like [`DvCache::load_at`], with `get` supplying the bytes of the
@@ -261,6 +267,7 @@ impl DvCache {
     /// [`fetch_with`]).
     pub async fn load_at_with<F, Fut>(
         &self,
+        store_id: &str,
         location: &Path,
         dv: &DvDescriptor,
         get: F,
@@ -272,9 +279,11 @@ impl DvCache {
         if dv.is_empty() {
             return Ok(Arc::default());
         }
+        // An inline DV is its own content; a file DV is one object of one
+        // store.
         let scope = match dv.storage_type() {
             StorageType::Inline => String::new(),
-            _ => location.to_string(),
+            _ => format!("{store_id}\n{location}"),
         };
         self.load_keyed((scope, dv.unique_id()), location, dv, get)
             .await

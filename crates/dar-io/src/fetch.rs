@@ -275,8 +275,10 @@ impl Fetcher {
         if let Some(t) = c.tag().clone() {
             return Some(t);
         }
-        let mut options = object_store::GetOptions::default();
-        options.head = true;
+        let mut options = object_store::GetOptions {
+            head: true,
+            ..Default::default()
+        };
         options.extensions.insert(class);
         c.metrics.count_cache_validation();
         let head = self.store.get_opts(&self.path, options).await.ok()?;

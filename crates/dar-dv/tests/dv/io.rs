@@ -271,7 +271,9 @@ async fn real_dv_with_cardinality_zero_is_an_error() {
     let dv = DvDescriptor::try_new("u", "vBn[lx{q8@P<9BNH/isA", Some(1), 36, 0).unwrap();
     let location =
         object_store::path::Path::from("deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin");
-    let err = DvCache::new(1 << 20).load_at(&store, &location, &dv).await;
+    let err = DvCache::new(1 << 20)
+        .load_at("test-store", &store, &location, &dv)
+        .await;
     assert!(err.is_err(), "{:?}", err.map(|r| r.len()));
 }
 
@@ -340,7 +342,7 @@ async fn callers_waiting_on_a_failed_load_fetch_for_themselves() {
             );
             tokio::spawn(async move {
                 cache
-                    .load_at_with(&location, &dv, |range| async {
+                    .load_at_with("test-store", &location, &dv, |range| async {
                         if first.swap(false, std::sync::atomic::Ordering::SeqCst) {
                             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                             return Err(object_store::Error::NotImplemented {
@@ -363,4 +365,42 @@ async fn callers_waiting_on_a_failed_load_fetch_for_themselves() {
         assert_eq!(rows.len(), set.len() as u64);
     }
     assert_eq!(cache.stats().entries, 1);
+}
+
+/// Two stores hold a DV file at the same path with other rows (the same
+/// descriptor names both): one cache shared by both keeps them apart by
+/// the store's identity.
+#[tokio::test]
+async fn one_cache_keeps_the_same_dv_path_of_two_stores_apart() {
+    let uuid = uuid::Uuid::from_u128(7);
+    let path = Path::from(format!("t/deletion_vector_{uuid}.bin"));
+    let mut stores = Vec::new();
+    let mut descriptors = Vec::new();
+    for set in [vec![1u64, 2, 3], vec![4u64, 5, 6]] {
+        let mut writer = DvFileWriter::new();
+        let record = writer.add(&set.iter().copied().collect()).unwrap();
+        descriptors.push(DvDescriptor::uuid_file("", uuid, &record));
+        let store = InMemory::new();
+        store.put(&path, writer.finish().into()).await.unwrap();
+        stores.push(Arc::new(store) as Arc<dyn ObjectStore>);
+    }
+    assert_eq!(
+        descriptors[0], descriptors[1],
+        "the test needs one descriptor"
+    );
+    let cache = DvCache::new(1 << 20);
+    let a = cache
+        .load_at("s3 http://a b", &stores[0], &path, &descriptors[0])
+        .await
+        .unwrap();
+    let b = cache
+        .load_at("s3 http://b b", &stores[1], &path, &descriptors[1])
+        .await
+        .unwrap();
+    assert!(a.contains(1) && !a.contains(4));
+    assert!(
+        b.contains(4) && !b.contains(1),
+        "the other store's DV was served"
+    );
+    assert_eq!(cache.stats().loads, 2);
 }

@@ -196,7 +196,7 @@ async fn read(
     let _t = live.metrics.time(Stage::DeletionVector);
     let rows = runtime
         .dv_cache
-        .load_at_with(&location, &dv, |range| {
+        .load_at_with(runtime.store.store_id().as_str(), &location, &dv, |range| {
             dv_bytes(runtime, &live.dv_files, &location, range)
         })
         .await

@@ -78,7 +78,7 @@ impl EntryName {
 
 /// The hash of a store tag that entry names carry.
 pub(super) fn tag_hash(tag: &str) -> u64 {
-    XxHash64::oneshot(0x7461_67, tag.as_bytes())
+    XxHash64::oneshot(0x0074_6167, tag.as_bytes())
 }
 
 fn block_sum(index: u64, block: &[u8]) -> u64 {

@@ -1,3 +1,8 @@
+#![allow(
+    clippy::single_range_in_vec_init,
+    reason = "one byte range per read is what these tests read"
+)]
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
