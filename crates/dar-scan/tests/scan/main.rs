@@ -9,9 +9,9 @@
 )]
 
 mod api;
-mod cache_props;
 mod architecture;
 mod bad_input;
+mod cache_props;
 mod changes;
 mod common;
 mod dat;
