@@ -60,7 +60,7 @@ mod range_cache;
 pub mod reader;
 mod redacted;
 mod retry;
-mod uri;
+mod store;
 mod wrapper;
 
 #[cfg(any(test, feature = "testing"))]
@@ -80,4 +80,4 @@ pub use planner::{FetchSlice, RangePlan, estimate_time, plan_ranges};
 pub use range_cache::{DEFAULT_DISK_BUDGET, RangeCache, RangeCacheUsage};
 pub use reader::{ParquetReader, RangeStrategy};
 pub use retry::RetryPolicy;
-pub use uri::{Backend, TableStore, TableStoreBuilder};
+pub use store::{Backend, TableStore, TableStoreBuilder};
