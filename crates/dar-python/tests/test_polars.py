@@ -69,7 +69,7 @@ def test_the_predicate_and_projection_reach_the_scan():
     assert p["filter"] == "trip_id >= 165 AND trip_id <= 175", p
     assert set(p["columns"]) == {"trip_id", "vendor"}, p
     m = p["scan"].metrics()
-    # The README's numbers: 3 of 4 files pruned by the log's statistics.
+    # docs/python.md's numbers: 3 of 4 files pruned by the log's statistics.
     assert m["files_pruned"] == 3 and m["files_read"] == 1, m
     # A float term is not pushed; the integer term still prunes.
     lf.filter((pl.col("distance_km") > 1.0) & (pl.col("trip_id") < 10)).collect()

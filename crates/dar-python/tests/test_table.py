@@ -67,7 +67,7 @@ def test_files_have_the_columns_of_dar_files(dar_bin):
 
 
 def test_time_travel_by_version():
-    # Row counts per version, as in the README (`dar scan --format null --version N`).
+    # Row counts per version, as in docs/cli.md (`dar scan --format null --version N`).
     for version, rows in [(1, 240), (2, 300), (3, 295), (7, 300)]:
         t = dar.Table(str(SAMPLE), version=version)
         assert t.version == version
