@@ -52,6 +52,20 @@ fn io_errors() -> Vec<(dar_io::Error, ErrorKind)> {
             InvalidArgument,
         ),
         (
+            E::CacheDir {
+                path: s("/home/u/.cache/dar"),
+                source: std::io::Error::other("read-only file system"),
+            },
+            Storage,
+        ),
+        (
+            E::CacheDirRefused {
+                path: s("/tmp"),
+                reason: s("writable by everyone"),
+            },
+            InvalidArgument,
+        ),
+        (
             E::FeatureDisabled {
                 uri: s("az://c/t"),
                 feature: "azure",
