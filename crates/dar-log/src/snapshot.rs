@@ -13,11 +13,9 @@ use crate::error::{LogError, Result};
 use crate::file_index::{FileIndex, StatsLoading};
 use crate::listing::{LogSegment, find_segment, list_log, log_dir, read_log_file};
 use crate::paths::TablePaths;
-use crate::protocol::check_protocol;
 use crate::replay::{ReplayState, replay_onto, replay_segment};
-use crate::schema::{
-    COLUMN_MAPPING_MODE_KEY, ColumnMappingMode, DataType, PrimitiveType, StructField, StructType,
-};
+use crate::schema::{ColumnMappingMode, StructType};
+use crate::table_configuration::TableConfiguration;
 use crate::time_travel::{self, KnownCommits};
 
 /// When the typed file index is built.
@@ -164,8 +162,20 @@ impl SnapshotBuilder {
     /// Replay the log and build the snapshot.
     pub async fn build(self) -> Result<Snapshot> {
         let (paths, segment, state, found_time) = self.replay().await?;
+        let config = TableConfiguration::try_new(
+            state.protocol.clone(),
+            state.metadata.clone(),
+            state.version,
+        )?;
         let commit_time = match found_time {
-            // Time travel just computed it from the whole series.
+            // Its own in-commit timestamp (which time travel found by the
+            // latest version's eras, where in-commit timestamps may have
+            // been switched off since): the commit's, which replay read.
+            Some(_) if config.uses_in_commit_timestamp() => {
+                state.commit_info.as_ref().map(|c| c.in_commit_timestamp)
+            }
+            // A file time: time travel just computed it from the whole
+            // series.
             Some(at) => Some(Some(at)),
             // Without a checkpoint the segment holds commits 0..=version
             // with their file times: known without another listing.
@@ -173,7 +183,8 @@ impl SnapshotBuilder {
                 time_travel::snapshot_commit_timestamp(
                     &self.store,
                     &self.root,
-                    &state,
+                    &config,
+                    state.commit_file.as_ref(),
                     state.commit_info.as_ref(),
                     KnownCommits::FromZero(&segment.commits),
                 )
@@ -184,7 +195,15 @@ impl SnapshotBuilder {
             // never pays for it.
             None => None,
         };
-        Snapshot::from_state(self.store, paths, state, self.mode, self.stats, commit_time)
+        Snapshot::from_state(
+            self.store,
+            paths,
+            state,
+            config,
+            self.mode,
+            self.stats,
+            commit_time,
+        )
     }
 
     /// The table paths, the log segment at the target version, its
@@ -258,8 +277,8 @@ pub struct Snapshot {
     root: Path,
     paths: TablePaths,
     state: Arc<ReplayState>,
-    schema: StructType,
-    mapping: ColumnMappingMode,
+    /// The protocol and metadata of this version and what follows from them.
+    config: TableConfiguration,
     mode: FileIndexMode,
     stats: StatsLoading,
     file_index: OnceLock<Arc<FileIndex>>,
@@ -296,47 +315,11 @@ impl Snapshot {
         store: Arc<dyn ObjectStore>,
         paths: TablePaths,
         state: ReplayState,
+        config: TableConfiguration,
         mode: FileIndexMode,
         stats: StatsLoading,
         commit_time_ms: Option<Option<i64>>,
     ) -> Result<Self> {
-        check_protocol(&state.protocol, state.version)?;
-        let provider = state.metadata.format.provider.as_str();
-        if !provider.is_empty() && !provider.eq_ignore_ascii_case("parquet") {
-            return Err(LogError::UnsupportedFormat {
-                provider: provider.to_string(),
-            });
-        }
-        // Without a schema the files can still be listed: partition values
-        // are kept as text, under their logical names.
-        let schema = match &state.metadata.schema_string {
-            Some(text) => StructType::from_json(text)?,
-            None => StructType::new(
-                state
-                    .metadata
-                    .partition_columns
-                    .iter()
-                    .map(|p| {
-                        StructField::new(
-                            p.clone(),
-                            DataType::Primitive(PrimitiveType::String),
-                            true,
-                        )
-                    })
-                    .collect(),
-            ),
-        };
-        let p = &state.protocol;
-        let supports_mapping = p.min_reader_version == 2
-            || (p.min_reader_version == 3 && p.has_reader_feature("columnMapping"));
-        let mapping = ColumnMappingMode::from_property(
-            state
-                .metadata
-                .configuration
-                .get(COLUMN_MAPPING_MODE_KEY)
-                .map(String::as_str),
-            supports_mapping,
-        )?;
         let commit_info = match &state.commit_info {
             Some(c) => tokio::sync::OnceCell::new_with(Some(Some(c.clone()))),
             None if state.commit_file.is_none() => tokio::sync::OnceCell::new_with(Some(None)),
@@ -347,8 +330,8 @@ impl Snapshot {
         if mode == FileIndexMode::Eager {
             let index = FileIndex::build_sharing(
                 &paths,
-                &schema,
-                mapping,
+                config.schema(),
+                config.column_mapping_mode(),
                 &state.metadata,
                 &mut state.adds,
                 stats,
@@ -361,8 +344,7 @@ impl Snapshot {
             paths,
             commit_info,
             state: Arc::new(state),
-            schema,
-            mapping,
+            config,
             mode,
             stats,
             file_index,
@@ -376,53 +358,59 @@ impl Snapshot {
         self.state.version
     }
 
+    /// The protocol and metadata of this version and what follows from
+    /// them (schema, column mapping, change feed, in-commit timestamps).
+    pub fn table_configuration(&self) -> &TableConfiguration {
+        &self.config
+    }
+
     /// The protocol in effect.
     pub fn protocol(&self) -> &Protocol {
-        &self.state.protocol
+        self.config.protocol()
     }
 
     /// What dar reads of the protocol, feature by feature (for a loaded
     /// snapshot the verdict is always that dar reads it).
     pub fn protocol_report(&self) -> crate::protocol::ProtocolReport {
-        crate::protocol::ProtocolReport::new(&self.state.protocol)
+        self.config.protocol_report()
     }
 
     /// The metadata in effect.
     pub fn metadata(&self) -> &Metadata {
-        &self.state.metadata
+        self.config.metadata()
     }
 
     /// The table schema (logical names; physical names and ids in field
     /// metadata). For a log without `schemaString` ([`Snapshot::has_schema`]
     /// is false), only the partition columns, as strings.
     pub fn schema(&self) -> &StructType {
-        &self.schema
+        self.config.schema()
     }
 
     /// Whether the log's `metaData` holds a schema (`schemaString`). Without
     /// one the files can be listed but no row can be read.
     pub fn has_schema(&self) -> bool {
-        self.state.metadata.schema_string.is_some()
+        self.config.has_schema()
     }
 
     /// The table schema in Arrow form.
     pub fn arrow_schema(&self) -> Result<arrow_schema::Schema> {
-        self.schema.to_arrow(self.mapping)
+        self.config.arrow_schema()
     }
 
     /// The column-mapping mode in effect.
     pub fn column_mapping_mode(&self) -> ColumnMappingMode {
-        self.mapping
+        self.config.column_mapping_mode()
     }
 
     /// Logical partition column names, in order.
     pub fn partition_columns(&self) -> &[String] {
-        &self.state.metadata.partition_columns
+        &self.config.metadata().partition_columns
     }
 
     /// Table properties (`metaData.configuration`).
     pub fn table_properties(&self) -> &HashMap<String, String> {
-        &self.state.metadata.configuration
+        &self.config.metadata().configuration
     }
 
     /// Newest `txn` per application id.
@@ -457,12 +445,16 @@ impl Snapshot {
             .as_ref()
     }
 
-    /// The commit timestamp of this version (ms since the epoch), exactly as
-    /// time travel by timestamp assigns it (protocol digest §10), so
-    /// `with_timestamp_ms(s.commit_timestamp_ms())` loads this version again:
-    /// the in-commit timestamp when ICT is active for this version, else the
-    /// commit file's modification time monotonized against earlier commits
-    /// (a time at or before its predecessor's becomes the predecessor's + 1 ms).
+    /// The commit timestamp of this version (ms since the epoch), its own
+    /// (protocol digest §10): the in-commit timestamp when in-commit
+    /// timestamps are on at this version, else the commit file's
+    /// modification time monotonized against earlier commits (a time at or
+    /// before its predecessor's becomes the predecessor's + 1 ms). Time
+    /// travel assigns the same timestamp, so
+    /// `with_timestamp_ms(s.commit_timestamp_ms())` loads this version
+    /// again, except where a later version switched in-commit timestamps
+    /// off or on (time travel searches by the latest version's setting;
+    /// see [`crate::time_travel`]).
     ///
     /// Free when the snapshot was loaded by timestamp, uses ICT, was rebuilt
     /// without a checkpoint (the listing already holds every earlier
@@ -476,11 +468,7 @@ impl Snapshot {
     pub async fn commit_timestamp_ms(&self) -> Result<Option<i64>> {
         self.commit_time_ms
             .get_or_try_init(|| async {
-                let info = if time_travel::ict_active_at(
-                    &self.state.protocol,
-                    &self.state.metadata,
-                    self.state.version,
-                ) {
+                let info = if self.config.uses_in_commit_timestamp() {
                     self.commit_info().await
                 } else {
                     None
@@ -488,7 +476,8 @@ impl Snapshot {
                 time_travel::snapshot_commit_timestamp(
                     &self.store,
                     &self.root,
-                    &self.state,
+                    &self.config,
+                    self.state.commit_file.as_ref(),
                     info,
                     KnownCommits::Nothing,
                 )
@@ -526,8 +515,8 @@ impl Snapshot {
         }
         let built = Arc::new(FileIndex::build(
             &self.paths,
-            &self.schema,
-            self.mapping,
+            self.config.schema(),
+            self.config.column_mapping_mode(),
             &self.state.metadata,
             &self.state.adds,
             self.stats,
@@ -564,6 +553,11 @@ impl Snapshot {
             &commits,
         )
         .await?;
+        let config = TableConfiguration::try_new(
+            state.protocol.clone(),
+            state.metadata.clone(),
+            state.version,
+        )?;
         let known = self.commit_time_ms.get().copied();
         let commit_time = if commits.is_empty() {
             known
@@ -572,24 +566,17 @@ impl Snapshot {
             // time when that time is known and file based; else leave it to
             // the first call of `commit_timestamp_ms`.
             match known {
-                Some(Some(t))
-                    if !time_travel::ict_active_at(
-                        &self.state.protocol,
-                        &self.state.metadata,
-                        self.state.version,
-                    ) =>
-                {
-                    Some(
-                        time_travel::snapshot_commit_timestamp(
-                            &self.store,
-                            &self.root,
-                            &state,
-                            state.commit_info.as_ref(),
-                            KnownCommits::After(t, &commits),
-                        )
-                        .await?,
+                Some(Some(t)) if !self.config.uses_in_commit_timestamp() => Some(
+                    time_travel::snapshot_commit_timestamp(
+                        &self.store,
+                        &self.root,
+                        &config,
+                        state.commit_file.as_ref(),
+                        state.commit_info.as_ref(),
+                        KnownCommits::After(t, &commits),
                     )
-                }
+                    .await?,
+                ),
                 _ => None,
             }
         };
@@ -597,6 +584,7 @@ impl Snapshot {
             Arc::clone(&self.store),
             self.paths.clone(),
             state,
+            config,
             self.mode,
             self.stats,
             commit_time,

@@ -16,6 +16,7 @@
 //! ```
 
 mod arrow;
+mod compatibility;
 mod mapping;
 mod parse;
 mod stats_columns;
@@ -36,6 +37,8 @@ pub use self::types::{
     MAX_DECIMAL_PRECISION, MapType, PrimitiveType, StructField, StructType, TYPE_CHANGES_KEY,
 };
 pub use self::widening::is_allowed_widening;
+
+pub(crate) use self::compatibility::unreadable_column;
 
 #[cfg(test)]
 mod tests;
