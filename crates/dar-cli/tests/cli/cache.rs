@@ -166,32 +166,11 @@ fn folders_others_can_write_or_own_are_refused() {
 /// gives files of the same names and sizes (the writer is deterministic:
 /// the same log too, but for the statistics' digits).
 fn write_ids(dir: &Path, offset: i64) -> String {
-    use std::sync::Arc;
-
-    use arrow_array::{Int64Array, RecordBatch};
-    use arrow_schema::{DataType, Field, Schema};
-    use dar_testkit::{Codec, ParquetOptions, TableWriter};
-
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let store = Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir).unwrap());
-        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
-        let mut table =
-            TableWriter::builder(store, object_store::path::Path::from("t"), schema.clone())
-                .with_parquet_options(
-                    ParquetOptions::default()
-                        .with_codec(Codec::Uncompressed)
-                        .with_dictionary(false),
-                )
-                .create()
-                .await
-                .unwrap();
-        for f in 0..2i64 {
-            let ids = Int64Array::from_iter_values(offset + f * 1000..offset + (f + 1) * 1000);
-            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)]).unwrap();
-            table.append(&batch).await.unwrap();
-        }
-    });
-    arg(&dir.join("t"))
+    use dar_testkit::{Codec, ParquetOptions};
+    let options = ParquetOptions::default()
+        .with_codec(Codec::Uncompressed)
+        .with_dictionary(false);
+    crate::write_id_table(dir, 2, 1000, offset, Some(options))
 }
 
 fn data_files(table: &Path) -> Vec<(PathBuf, u64)> {

@@ -155,3 +155,40 @@ pub fn write_table(dir: &Path, files: usize, rows: usize) -> String {
     });
     arg(&dir.join("t"))
 }
+
+/// Writes a table `t` under `dir` of one Int64 column `id`: `files` files
+/// of `rows` ids each, counting from `offset`, with the writer's Parquet
+/// `options` (default when `None`); returns its path.
+pub fn write_id_table(
+    dir: &Path,
+    files: i64,
+    rows: i64,
+    offset: i64,
+    options: Option<dar_testkit::ParquetOptions>,
+) -> String {
+    use std::sync::Arc;
+
+    use arrow_array::Int64Array;
+    use arrow_schema::{DataType, Field, Schema};
+
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let store = Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir).unwrap());
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let builder = dar_testkit::TableWriter::builder(
+            store,
+            object_store::path::Path::from("t"),
+            schema.clone(),
+        );
+        let builder = match options {
+            Some(o) => builder.with_parquet_options(o),
+            None => builder,
+        };
+        let mut table = builder.create().await.unwrap();
+        for f in 0..files {
+            let ids = Int64Array::from_iter_values(offset + f * rows..offset + (f + 1) * rows);
+            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)]).unwrap();
+            table.append(&batch).await.unwrap();
+        }
+    });
+    arg(&dir.join("t"))
+}

@@ -206,27 +206,7 @@ fn duplicate_output_columns_are_refused() {
 /// Writes a one-file table of `rows` ids into `dir`.
 #[cfg(unix)]
 fn big_table(dir: &Path, rows: i64) {
-    use std::sync::Arc;
-
-    use arrow_array::{Int64Array, RecordBatch};
-    use arrow_schema::{DataType, Field, Schema};
-
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let store = Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir).unwrap());
-        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
-        let mut table = dar_testkit::TableWriter::builder(
-            store,
-            object_store::path::Path::from("t"),
-            schema.clone(),
-        )
-        .create()
-        .await
-        .unwrap();
-        let ids = Int64Array::from_iter_values(0..rows);
-        let batch = RecordBatch::try_new(schema, vec![Arc::new(ids)]).unwrap();
-        table.append(&batch).await.unwrap();
-    });
+    crate::write_id_table(dir, 1, rows, 0, None);
 }
 
 #[cfg(unix)]

@@ -35,6 +35,14 @@ fn entries(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Bytes of the entries under `root`.
+fn held_bytes(root: &Path) -> u64 {
+    entries(root)
+        .iter()
+        .map(|p| p.metadata().unwrap().len())
+        .sum()
+}
+
 fn write(tier: &DiskTier, key: &ObjectId, start: u64, bytes: &Bytes, tag: &str) {
     tier.insert(key, start, bytes.clone(), tag);
     tier.flush();
@@ -274,38 +282,24 @@ fn processes_sharing_a_folder_share_one_budget() {
     let small = DiskTier::open(dir.path(), Some(300_000)).unwrap();
     // A second process that sets no budget follows the folder's.
     let other = DiskTier::open(dir.path(), None).unwrap();
+    // Extent `i` of one large object, 40 kB each.
+    let extent = |tier: &DiskTier, i: u64| {
+        let k = key("file", 1 << 30);
+        write(tier, &k, i * 50_000, &data(40_000, i as u8), "etag:a");
+    };
     for i in 0..20u64 {
-        let tier = if i % 2 == 0 { &small } else { &other };
-        write(
-            tier,
-            &key("file", 1 << 30),
-            i * 50_000,
-            &data(40_000, i as u8),
-            "etag:a",
-        );
+        extent(if i % 2 == 0 { &small } else { &other }, i);
     }
-    let on_disk: u64 = entries(dir.path())
-        .iter()
-        .map(|p| p.metadata().unwrap().len())
-        .sum();
+    let on_disk = held_bytes(dir.path());
     assert!(on_disk <= 300_000 + 50_000, "{on_disk}");
     assert_eq!(other.bytes(), on_disk);
     // The budget belongs to the folder: a process that sets a larger one
     // raises it for every process.
     let _large = DiskTier::open(dir.path(), Some(10_000_000)).unwrap();
     for i in 20..40u64 {
-        write(
-            &small,
-            &key("file", 1 << 30),
-            i * 50_000,
-            &data(40_000, i as u8),
-            "etag:a",
-        );
+        extent(&small, i);
     }
-    let on_disk: u64 = entries(dir.path())
-        .iter()
-        .map(|p| p.metadata().unwrap().len())
-        .sum();
+    let on_disk = held_bytes(dir.path());
     assert!(on_disk > 1_000_000, "{on_disk}");
     assert_eq!(small.bytes(), on_disk);
 }
