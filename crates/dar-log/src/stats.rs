@@ -13,6 +13,12 @@
 //! before a type widening) is null too and is counted in
 //! [`ColumnStats::invalid`]. Non-finite float stats (`"NaN"`, `"Infinity"` as
 //! strings, or NaN in `stats_parsed`) are null without being counted.
+//! [`StatsBuilder::finish`] then applies the one rule of what statistics may
+//! be used for (module `trust`): impossible or self-contradicting values
+//! (a negative count, `nullCount > numRecords`, `min > max`, every value
+//! null yet a bound) become null, and the bounds of a `double` column that
+//! was a `float` are rounded outward onto the float grid
+//! ([`widened_bounds`](crate::schema::widened_bounds)).
 //! Decimals are read from the JSON number text, never through `f64`.
 //! Timestamps are read from ISO-8601 with any offset; `timestamp_ntz` stats
 //! have no zone, and a bare date is accepted as midnight (stats written
@@ -42,6 +48,7 @@
 mod counts;
 mod json;
 mod parsed;
+mod trust;
 
 use std::sync::Arc;
 
@@ -66,6 +73,10 @@ pub struct FileStats {
     pub columns: Vec<ColumnStats>,
     /// Stats strings that were not valid JSON (their files have no stats).
     pub malformed: usize,
+    /// The files (rows) whose `numRecords` was impossible (negative), in
+    /// order: they read as files without statistics (`numRecords` and
+    /// every column's statistics null).
+    pub impossible: Vec<usize>,
 }
 
 impl FileStats {
@@ -104,6 +115,7 @@ impl FileStats {
                     max_values: c.max_values.as_deref().map(take).transpose()?,
                     null_count: as_int64(&take(&c.null_count)?)?,
                     invalid: c.invalid,
+                    contradictory: c.contradictory,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -116,8 +128,22 @@ impl FileStats {
                 .ok_or_else(|| internal_type("tightBounds", "Boolean", tight.data_type()))?,
             columns,
             malformed: self.malformed,
+            impossible: taken_rows(&self.impossible, indices),
         })
     }
+}
+
+/// The positions in `indices` of the rows listed in `rows` (sorted).
+fn taken_rows(rows: &[usize], indices: &arrow_array::UInt32Array) -> Vec<usize> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    indices
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.is_some_and(|i| rows.binary_search(&(i as usize)).is_ok()))
+        .map(|(at, _)| at)
+        .collect()
 }
 
 /// The statistics of one leaf column across files.
@@ -135,6 +161,10 @@ pub struct ColumnStats {
     /// How many stats (min, max or nullCount) were present but did not parse
     /// as the column's current type, and were read as null.
     pub invalid: usize,
+    /// How many files' statistics of the column contradicted themselves
+    /// (`nullCount` negative or above `numRecords`, `min > max`, every
+    /// value null yet a bound) and were read as null.
+    pub contradictory: usize,
 }
 
 /// One finished run of rows.
@@ -151,9 +181,6 @@ pub struct StatsBuilder {
     columns: Vec<StatsColumn>,
     /// The min/max type of each column (`None`: nullCount only).
     kinds: Vec<Option<PrimitiveType>>,
-    /// Per column: a `double` that was a `float` before type widening, so
-    /// a file's JSON bound may be the text of a float.
-    from_float: Vec<bool>,
     trie: json::PathTrie,
     num_records: Int64Builder,
     tight_bounds: BooleanBuilder,
@@ -161,7 +188,13 @@ pub struct StatsBuilder {
     maxs: Vec<Option<ScalarBuilder>>,
     null_counts: Vec<Int64Builder>,
     invalid: Vec<usize>,
+    /// Per column: contradictions found in statistics appended already
+    /// finished ([`StatsBuilder::extend_stats`]).
+    contradictory: Vec<usize>,
     malformed: usize,
+    /// Rows whose `numRecords` was impossible, in statistics appended
+    /// already finished.
+    impossible: Vec<usize>,
     chunks: Vec<Chunk>,
     /// Scratch for decoding escaped JSON strings.
     scratch: String,
@@ -192,13 +225,6 @@ impl StatsBuilder {
                     .flatten()
             })
             .collect();
-        let from_float = columns
-            .iter()
-            .zip(&kinds)
-            .map(|(c, k)| {
-                *k == Some(PrimitiveType::Double) && c.earlier_types.contains(&PrimitiveType::Float)
-            })
-            .collect();
         let trie = json::PathTrie::new(columns.iter().map(|c| c.physical_path.as_slice()));
         let scalar = |k: &Option<PrimitiveType>| k.map(|k| ScalarBuilder::new(k, files));
         Self {
@@ -212,11 +238,12 @@ impl StatsBuilder {
                 .map(|_| Int64Builder::with_capacity(files))
                 .collect(),
             invalid: vec![0; columns.len()],
+            contradictory: vec![0; columns.len()],
             malformed: 0,
+            impossible: Vec::new(),
             chunks: Vec::new(),
             scratch: String::new(),
             kinds,
-            from_float,
             columns,
         }
     }
@@ -275,21 +302,14 @@ impl StatsBuilder {
         for col in 0..n {
             let mut bad = 0;
             if let Some(kind) = self.kinds[col] {
-                let widen = self.from_float[col];
-                for (builders, raw, bound) in [
-                    (&mut self.mins, raw.slots[col], Bound::Min),
-                    (&mut self.maxs, raw.slots[n + col], Bound::Max),
+                for (builders, raw) in [
+                    (&mut self.mins, raw.slots[col]),
+                    (&mut self.maxs, raw.slots[n + col]),
                 ] {
                     let Some(builder) = builders[col].as_mut() else {
                         continue;
                     };
-                    let ok = match raw.filter(|_| widen) {
-                        Some(raw) if is_json_number(raw.get()) => {
-                            append_widened_float(builder, raw.get(), bound)
-                        }
-                        _ => append_stat(builder, kind, raw, &mut self.scratch),
-                    };
-                    if !ok {
+                    if !append_stat(builder, kind, raw, &mut self.scratch) {
                         bad += 1;
                     }
                 }
@@ -385,7 +405,9 @@ impl StatsBuilder {
     }
 
     /// Appends stats already typed for this builder's columns (the same
-    /// columns, in the same order), as one run.
+    /// columns, in the same order), as one run. Statistics finished with
+    /// [`StatsBuilder::finish`] stay as they are (its rule changes nothing
+    /// twice); raw ones are judged when this builder finishes.
     pub fn extend_stats(&mut self, stats: FileStats) -> Result<()> {
         if stats.columns.len() != self.columns.len() {
             return Err(LogError::arrow(
@@ -399,6 +421,9 @@ impl StatsBuilder {
         }
         self.flush();
         self.malformed += stats.malformed;
+        let offset = self.len();
+        self.impossible
+            .extend(stats.impossible.iter().map(|r| r + offset));
         let mut chunk = Chunk {
             num_records: Arc::new(stats.num_records),
             tight_bounds: Arc::new(stats.tight_bounds),
@@ -408,6 +433,7 @@ impl StatsBuilder {
         };
         for (i, c) in stats.columns.into_iter().enumerate() {
             self.invalid[i] += c.invalid;
+            self.contradictory[i] += c.contradictory;
             chunk.mins.push(c.min_values);
             chunk.maxs.push(c.max_values);
             chunk.null_counts.push(Arc::new(c.null_count));
@@ -441,8 +467,21 @@ impl StatsBuilder {
         self.chunks.push(chunk);
     }
 
-    /// The stats of every file added, in order.
-    pub fn finish(mut self) -> Result<FileStats> {
+    /// The stats of every file added, in order, with impossible and
+    /// self-contradicting values read as unknown and widened bounds
+    /// rounded outward (the rule of module `trust`, documented there and
+    /// on [`FileStats::impossible`] and [`ColumnStats::contradictory`]).
+    pub fn finish(self) -> Result<FileStats> {
+        let mut stats = self.finish_raw()?;
+        trust::apply(&mut stats)?;
+        Ok(stats)
+    }
+
+    /// The stats of every file added, as written: without the rule
+    /// [`StatsBuilder::finish`] applies. For parts that a builder finishes
+    /// later ([`StatsBuilder::extend_stats`]), so the rule judges (and
+    /// counts) each file once.
+    pub(crate) fn finish_raw(mut self) -> Result<FileStats> {
         self.flush();
         let chunks = std::mem::take(&mut self.chunks);
         let concat = |parts: Vec<&ArrayRef>, what: &str| -> Result<ArrayRef> {
@@ -504,6 +543,7 @@ impl StatsBuilder {
                 max_values,
                 null_count: as_int64(&null_count)?,
                 invalid: self.invalid[col],
+                contradictory: self.contradictory[col],
             });
         }
         Ok(FileStats {
@@ -515,6 +555,7 @@ impl StatsBuilder {
                 .ok_or_else(|| internal_type("tightBounds", "Boolean", tight_bounds.data_type()))?,
             columns,
             malformed: self.malformed,
+            impossible: self.impossible,
         })
     }
 }
@@ -532,41 +573,6 @@ fn internal_type(column: &str, expected: &str, found: &arrow_schema::DataType) -
         column: column.to_owned(),
         expected: expected.to_owned(),
         found: found.to_string(),
-    }
-}
-
-/// Which bound a JSON stat is.
-#[derive(Debug, Clone, Copy)]
-enum Bound {
-    Min,
-    Max,
-}
-
-/// Whether `text` is a JSON number.
-fn is_json_number(text: &str) -> bool {
-    matches!(text.as_bytes().first(), Some(b'-' | b'0'..=b'9'))
-}
-
-/// Appends a bound of a `double` column that was a `float`: a file written
-/// before the widening stores the float's shortest text (`0.1` for
-/// 0.100000001490116…), which read as a double is a slightly different
-/// value, so the bound is the looser of the two readings (the value as a
-/// double and as a float widened). `false` (a null appended) when the text
-/// is neither.
-fn append_widened_float(builder: &mut ScalarBuilder, text: &str, bound: Bound) -> bool {
-    let wide = crate::scalar::parse_f64(text);
-    let narrow = crate::scalar::parse_f32(text).map(f64::from);
-    let value = match (wide, narrow, bound) {
-        (Some(a), Some(b), Bound::Min) => Some(a.min(b)),
-        (Some(a), Some(b), Bound::Max) => Some(a.max(b)),
-        (a, b, _) => a.or(b),
-    };
-    match value {
-        Some(v) => builder.append_f64(v),
-        None => {
-            builder.append_null();
-            false
-        }
     }
 }
 

@@ -84,7 +84,10 @@ impl RetainedStats {
     /// The statistics of `columns` for every row of the file (rows that are
     /// not adds read as files without stats). Only the leaves these columns
     /// need are decoded: the JSON text, `numRecords` and `tightBounds`, and
-    /// the columns' own leaves of `stats_parsed`.
+    /// the columns' own leaves of `stats_parsed`. They are as written:
+    /// append them to a [`StatsBuilder`] ([`StatsBuilder::extend_stats`])
+    /// whose [`finish`](StatsBuilder::finish) applies the rule of what
+    /// statistics may be used for, once per file.
     pub fn decode(&self, columns: Vec<StatsColumn>) -> Result<FileStats> {
         let descr = self.metadata.metadata().file_metadata().schema_descr();
         let wanted: Vec<usize> = self
@@ -100,7 +103,7 @@ impl RetainedStats {
         if wanted.is_empty() {
             let mut builder = StatsBuilder::new(columns);
             builder.push_absent_many(rows);
-            return builder.finish();
+            return builder.finish_raw();
         }
         let mask = ProjectionMask::leaves(descr, wanted);
         let pieces = chunks::pieces(rows, self.parallel);
@@ -113,7 +116,7 @@ impl RetainedStats {
         for piece in decoded {
             builder.extend_stats(piece?)?;
         }
-        builder.finish()
+        builder.finish_raw()
     }
 
     /// [`RetainedStats::decode`] of the rows `range` of the file.
@@ -154,7 +157,7 @@ impl RetainedStats {
             };
             builder.extend_batch(&json, parsed.as_ref())?;
         }
-        let stats = builder.finish()?;
+        let stats = builder.finish_raw()?;
         if stats.len() != range.len() {
             return Err(pq_err(parquet::errors::ParquetError::General(format!(
                 "decoded {} stats rows of {}",

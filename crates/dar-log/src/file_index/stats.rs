@@ -51,6 +51,10 @@ pub struct IndexStats {
     pub tight_bounds: BooleanArray,
     /// Stats strings that were not valid JSON (their files have no stats).
     pub malformed: usize,
+    /// The files whose `numRecords` was impossible (negative), in order:
+    /// they read as files without statistics (see
+    /// [`FileStats::impossible`]).
+    pub impossible: Vec<usize>,
     columns: Vec<StatsColumn>,
     sources: Vec<Source>,
     loaded: Mutex<Vec<Option<Arc<ColumnStats>>>>,
@@ -63,6 +67,7 @@ impl Clone for IndexStats {
             num_records: self.num_records.clone(),
             tight_bounds: self.tight_bounds.clone(),
             malformed: self.malformed,
+            impossible: self.impossible.clone(),
             columns: self.columns.clone(),
             sources: self.sources.clone(),
             loaded: Mutex::new(self.lock().clone()),
@@ -114,6 +119,7 @@ impl IndexStats {
                         tight_bounds: tight_bounds.clone(),
                         columns: Vec::new(),
                         malformed: 0,
+                        impossible: Vec::new(),
                     })?;
                     // Batches of one checkpoint file become one source,
                     // so a column's stats decode once per file.
@@ -133,6 +139,7 @@ impl IndexStats {
             num_records: counts.num_records,
             tight_bounds: counts.tight_bounds,
             malformed: counts.malformed,
+            impossible: counts.impossible,
             loaded: Mutex::new(vec![None; columns.len()]),
             parsed: AtomicUsize::new(0),
             columns,

@@ -134,19 +134,6 @@ impl ScalarBuilder {
         true
     }
 
-    /// Appends `v` to a `double` builder; `false` (appending nothing) for
-    /// any other type.
-    #[must_use]
-    pub(crate) fn append_f64(&mut self, v: f64) -> bool {
-        match self {
-            Self::Float64(b) => {
-                b.append_value(v);
-                true
-            }
-            _ => false,
-        }
-    }
-
     /// The column built so far (the builder is reset, keeping its type).
     pub(crate) fn finish(&mut self) -> ArrayRef {
         match self {

@@ -11,7 +11,7 @@ mod parse;
 pub(crate) use self::builder::ScalarBuilder;
 #[cfg(test)]
 pub(crate) use self::parse::{parse_decimal, parse_timestamp};
-pub(crate) use self::parse::{parse_f32, parse_f64, parse_integer};
+pub(crate) use self::parse::parse_integer;
 
 /// Casts a checkpoint column to a table type, treating every timestamp as
 /// epoch-based whatever its zone label: arrow-cast would otherwise shift

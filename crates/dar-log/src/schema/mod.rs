@@ -36,7 +36,9 @@ pub use self::types::{
     ArrayType, COLUMN_MAPPING_ID_KEY, COLUMN_MAPPING_PHYSICAL_NAME_KEY, DataType, DecimalType,
     MAX_DECIMAL_PRECISION, MapType, PrimitiveType, StructField, StructType, TYPE_CHANGES_KEY,
 };
-pub use self::widening::is_allowed_widening;
+pub use self::widening::{
+    WidenedBounds, float_grid_ceil, float_grid_floor, is_allowed_widening, widened_bounds,
+};
 
 pub(crate) use self::compatibility::unreadable_column;
 

@@ -1,4 +1,6 @@
-//! Type widening (protocol §11): validating `delta.typeChanges` history.
+//! Type widening (protocol §11): validating `delta.typeChanges` history,
+//! and the one rule by which statistics written before a widening are read
+//! at the column's current type ([`widened_bounds`]).
 
 use serde_json::Value;
 
@@ -51,6 +53,71 @@ fn integer_digits(p: PrimitiveType) -> Option<u8> {
         PrimitiveType::Integer => Some(10),
         PrimitiveType::Long => Some(20),
         _ => None,
+    }
+}
+
+/// How the bounds (`minValues` / `maxValues`) a file's statistics give for
+/// a column read at its current type, given the types the column had
+/// before (its `delta.typeChanges`). The one rule for widened columns:
+/// every source of Delta file statistics (`add.stats` JSON, a checkpoint's
+/// `add.stats_parsed`, the retained checkpoint chunks) goes through it in
+/// [`StatsBuilder::finish`](crate::stats::StatsBuilder::finish).
+///
+/// | widening | a bound written at the old type |
+/// |---|---|
+/// | integer → wider integer, integer → `double`, integer or decimal → decimal, `date` → `timestamp_ntz` | converts exactly: JSON text parses as the new type to the same value (a date as midnight), `stats_parsed` leaves cast exactly or to null |
+/// | `float` → `double` | may be the *text of a float* read as a double: Delta-Spark writes a float bound as its shortest text (`0.1` for 0.100000001490116…), and `stats_parsed` written after the widening holds that text parsed as a double (0.1000000000000000055…), below the float the file holds. So every bound of such a column is rounded outward onto the float grid: a minimum down to the nearest float, a maximum up ([`WidenedBounds::FloatGrid`]) |
+///
+/// Why the float grid is sound: a file written before the widening holds
+/// floats, and its bound is a float `f` written as text. That text lies
+/// within half a float step of `f`, and read as a double (JSON, or a
+/// `stats_parsed` double) it moves by far less than a float step, so the
+/// floats just below and just above what was read bracket `f` again.
+/// Files written after the widening hold doubles, and rounding their bounds
+/// outward only loosens them (by at most one float step): never a dropped
+/// match, at worst a file kept that could have been skipped. Parquet
+/// row-group and page statistics need no such rounding: they are the
+/// values the file holds, in its own (narrower) Arrow type, which
+/// dar-prune converts exactly.
+pub fn widened_bounds(current: PrimitiveType, earlier: &[PrimitiveType]) -> WidenedBounds {
+    if current == PrimitiveType::Double && earlier.contains(&PrimitiveType::Float) {
+        WidenedBounds::FloatGrid
+    } else {
+        WidenedBounds::Exact
+    }
+}
+
+/// How the bounds of a widened column read (see [`widened_bounds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WidenedBounds {
+    /// As written, converted exactly to the current type.
+    Exact,
+    /// Rounded outward onto the `float` (f32) grid: minima with
+    /// [`float_grid_floor`], maxima with [`float_grid_ceil`].
+    FloatGrid,
+}
+
+/// The largest `f32` value not above `v`, as an `f64` (`-inf` below every
+/// float; NaN stays NaN).
+pub fn float_grid_floor(v: f64) -> f64 {
+    // The nearest float, then a step down where it lies above.
+    let near = v as f32;
+    if f64::from(near) > v {
+        f64::from(near.next_down())
+    } else {
+        f64::from(near)
+    }
+}
+
+/// The smallest `f32` value not below `v`, as an `f64` (`+inf` above every
+/// float; NaN stays NaN).
+pub fn float_grid_ceil(v: f64) -> f64 {
+    // The nearest float, then a step up where it lies below.
+    let near = v as f32;
+    if f64::from(near) < v {
+        f64::from(near.next_up())
+    } else {
+        f64::from(near)
     }
 }
 

@@ -478,3 +478,4 @@ fn escaped_string_stats_decode_or_count_as_invalid() {
 }
 
 mod props;
+mod trust;
