@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use arrow_arith::boolean::{and, not};
+use arrow_arith::boolean::{and, is_not_null, not, or};
 use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BooleanArray, Int64Array, PrimitiveArray, StringArray,
     TimestampMicrosecondArray, cast::AsArray, types,
@@ -29,7 +29,7 @@ use arrow_ord::cmp;
 use arrow_schema::{DataType, TimeUnit};
 
 use super::PruningMetrics;
-use crate::stats::ColumnStatistics;
+use crate::stats::{BoundsSemantics, ColumnStatistics};
 
 /// Characters Delta writers append to a truncated maximum (§8.3).
 const TIE_BREAKERS: [char; 4] = ['\u{10FFFD}', '\u{10FFFF}', '\u{FFFD}', '\u{7F}'];
@@ -76,98 +76,53 @@ pub(super) fn prepare(
     };
     let mut min = usable(stats.min, metrics);
     let mut max = usable(stats.max, metrics);
-    let counts = |a: Option<ArrayRef>, metrics: &mut PruningMetrics| -> Option<Int64Array> {
-        let a = a?;
-        let ok = a.len() == n && (a.data_type().is_integer() || a.data_type() == &DataType::Null);
-        if !ok {
+    let mut null_count = counts(stats.null_count, n, metrics);
+    let mut row_count = counts(stats.row_count, n, metrics);
+    let tight = match stats.tight_bounds {
+        Some(t) if t.len() != n => {
             metrics.unusable_statistics += 1;
-            return None;
-        }
-        // Int64 (Delta's JSON longs) passes through without a copy; other
-        // integer types are cast (values out of range become unknown).
-        let counts = match a.data_type() {
-            DataType::Int64 => a.as_primitive::<types::Int64Type>().clone(),
-            _ => cast(&a, &DataType::Int64)
-                .ok()?
-                .as_primitive::<types::Int64Type>()
-                .clone(),
-        };
-        // A negative count is malformed: unknown.
-        match arrow_arith::aggregate::min(&counts) {
-            Some(m) if m < 0 => {
-                let negative = cmp::lt(&counts, &Int64Array::new_scalar(0)).ok()?;
-                Some(
-                    arrow_select::nullif::nullif(&counts, &negative)
-                        .ok()?
-                        .as_primitive()
-                        .clone(),
-                )
-            }
-            _ => Some(counts),
-        }
-    };
-    let mut null_count = counts(stats.null_count, metrics);
-    let row_count = counts(stats.row_count, metrics);
-
-    // Wide bounds: a null count other than 0 or the row count means nothing.
-    if let (Some(tight), Some(nc), Some(rc)) = (&stats.tight_bounds, &null_count, &row_count) {
-        if tight.len() == n {
-            let mask = (|| {
-                let zero = Int64Array::new_scalar(0);
-                let middle = and(&cmp::neq(nc, &zero).ok()?, &cmp::neq(nc, rc).ok()?).ok()?;
-                and(&not(tight).ok()?, &middle).ok()
-            })();
-            null_count = mask
-                .and_then(|m| arrow_select::nullif::nullif(nc, &m).ok())
-                .map(|a| a.as_primitive().clone());
-        } else {
-            metrics.unusable_statistics += 1;
+            // Tightness unknown: so is what the null count means.
             null_count = None;
+            None
         }
-    } else if let (Some(tight), Some(nc)) = (&stats.tight_bounds, &null_count) {
-        // Without a row count only 0 is meaningful.
-        let mask = not(tight)
-            .ok()
-            .and_then(|loose| and(&loose, &cmp::neq(nc, &Int64Array::new_scalar(0)).ok()?).ok());
-        null_count = mask
-            .and_then(|m| arrow_select::nullif::nullif(nc, &m).ok())
-            .map(|a| a.as_primitive().clone());
-    }
-
+        other => other,
+    };
     let nan_possible = target.is_floating() && sem.nan_outside_bounds;
-    match target {
-        DataType::Float64 => {
-            min = min.map(|m| float_bounds::<types::Float64Type>(&m));
-            max = max.map(|m| float_bounds::<types::Float64Type>(&m));
-        }
-        DataType::Float32 => {
-            min = min.map(|m| float_bounds::<types::Float32Type>(&m));
-            max = max.map(|m| float_bounds::<types::Float32Type>(&m));
-        }
-        DataType::Timestamp(TimeUnit::Microsecond, tz) if sem.timestamp_max_truncated_to_millis => {
-            max = max.map(|m| {
-                let widened: TimestampMicrosecondArray = m
-                    .as_primitive::<types::TimestampMicrosecondType>()
-                    .unary(|v| v.saturating_add(999));
-                Arc::new(widened.with_timezone_opt(tz.clone())) as ArrayRef
-            });
-        }
-        _ => {}
-    }
-    // A container whose own stats contradict themselves describes nothing.
-    if let Some(bad) = impossible(
-        min.as_ref(),
-        max.as_ref(),
-        null_count.as_ref(),
-        row_count.as_ref(),
-    ) {
+    min = min.map(|m| lower_bounds(m, target));
+    max = max.map(|m| upper_bounds(m, target, sem));
+
+    // A container whose own stats are impossible or contradict themselves
+    // describes nothing about the column.
+    let facts = Facts {
+        min: min.as_ref(),
+        max: max.as_ref(),
+        null_count: null_count.as_ref(),
+        row_count: row_count.as_ref(),
+        tight: tight.as_ref(),
+    };
+    if let Some(bad) = impossible(&facts) {
         metrics.unusable_statistics += bad.true_count();
         let drop = |a: &dyn Array| arrow_select::nullif::nullif(a, &bad).ok();
+        let drop_counts = |a: &Int64Array| drop(a).map(|a| a.as_primitive().clone());
         min = min.as_deref().and_then(drop);
         max = max.as_deref().and_then(drop);
-        null_count = null_count
-            .as_ref()
-            .and_then(|nc| drop(nc))
+        null_count = null_count.as_ref().and_then(drop_counts);
+        row_count = row_count.as_ref().and_then(non_negative);
+    }
+
+    // Wide bounds: a null count other than 0 or the row count means
+    // nothing (without a row count, only 0 does).
+    if let (Some(tight), Some(nc)) = (&tight, &null_count) {
+        let zero = Int64Array::new_scalar(0);
+        let mask = (|| {
+            let mut middle = cmp::neq(nc, &zero).ok()?;
+            if let Some(rc) = &row_count {
+                middle = and(&middle, &cmp::neq(nc, rc).ok()?).ok()?;
+            }
+            and(&not(tight).ok()?, &middle).ok()
+        })();
+        null_count = mask
+            .and_then(|m| arrow_select::nullif::nullif(nc, &m).ok())
             .map(|a| a.as_primitive().clone());
     }
     let has_non_null = match (&null_count, &row_count) {
@@ -192,29 +147,114 @@ pub(super) fn prepare(
     }
 }
 
-/// The containers whose statistics contradict themselves (`null_count >
-/// row_count`, or `min > max`), when there are any: their min, max and null
-/// count cannot describe them, so all three are read as unknown.
-fn impossible(
-    min: Option<&ArrayRef>,
-    max: Option<&ArrayRef>,
-    null_count: Option<&Int64Array>,
-    row_count: Option<&Int64Array>,
-) -> Option<BooleanArray> {
-    let counts = match (null_count, row_count) {
-        (Some(nc), Some(rc)) => cmp::gt(nc, rc).ok(),
-        _ => None,
-    };
-    let bounds = match (min, max) {
-        (Some(lo), Some(hi)) => cmp::gt(lo, hi).ok(),
-        _ => None,
-    };
-    let bad = match (counts, bounds) {
-        (Some(a), Some(b)) => arrow_arith::boolean::or_kleene(&a, &b).ok()?,
-        (Some(x), None) | (None, Some(x)) => x,
-        (None, None) => return None,
-    };
-    (bad.true_count() > 0).then_some(bad)
+/// Null or row counts as `Int64`, when usable (`n` integers). Int64
+/// (Delta's JSON longs) passes through without a copy; other integer types
+/// are cast (values out of range become unknown). Negative counts are
+/// judged with the other contradictions ([`impossible`]).
+fn counts(a: Option<ArrayRef>, n: usize, metrics: &mut PruningMetrics) -> Option<Int64Array> {
+    let a = a?;
+    let ok = a.len() == n && (a.data_type().is_integer() || a.data_type() == &DataType::Null);
+    if !ok {
+        metrics.unusable_statistics += 1;
+        return None;
+    }
+    Some(match a.data_type() {
+        DataType::Int64 => a.as_primitive::<types::Int64Type>().clone(),
+        _ => cast(&a, &DataType::Int64)
+            .ok()?
+            .as_primitive::<types::Int64Type>()
+            .clone(),
+    })
+}
+
+/// `counts` with its negative values unknown.
+fn non_negative(counts: &Int64Array) -> Option<Int64Array> {
+    match arrow_arith::aggregate::min(counts) {
+        Some(m) if m < 0 => {
+            let negative = cmp::lt(counts, &Int64Array::new_scalar(0)).ok()?;
+            Some(
+                arrow_select::nullif::nullif(counts, &negative)
+                    .ok()?
+                    .as_primitive()
+                    .clone(),
+            )
+        }
+        _ => Some(counts.clone()),
+    }
+}
+
+/// Minima ready to compare: float NaN unknown, either zero `0.0`.
+fn lower_bounds(min: ArrayRef, target: &DataType) -> ArrayRef {
+    match target {
+        DataType::Float64 => float_bounds::<types::Float64Type>(&min),
+        DataType::Float32 => float_bounds::<types::Float32Type>(&min),
+        _ => min,
+    }
+}
+
+/// Maxima ready to compare: as [`lower_bounds`], and Delta timestamp
+/// maxima (written in milliseconds) raised by 999 µs.
+fn upper_bounds(max: ArrayRef, target: &DataType, sem: BoundsSemantics) -> ArrayRef {
+    match target {
+        DataType::Float64 => float_bounds::<types::Float64Type>(&max),
+        DataType::Float32 => float_bounds::<types::Float32Type>(&max),
+        DataType::Timestamp(TimeUnit::Microsecond, tz) if sem.timestamp_max_truncated_to_millis => {
+            let widened: TimestampMicrosecondArray = max
+                .as_primitive::<types::TimestampMicrosecondType>()
+                .unary(|v| v.saturating_add(999));
+            Arc::new(widened.with_timezone_opt(tz.clone()))
+        }
+        _ => max,
+    }
+}
+
+/// What one column's statistics say, for judging them.
+struct Facts<'a> {
+    min: Option<&'a ArrayRef>,
+    max: Option<&'a ArrayRef>,
+    null_count: Option<&'a Int64Array>,
+    row_count: Option<&'a Int64Array>,
+    /// `None`: tight everywhere.
+    tight: Option<&'a BooleanArray>,
+}
+
+/// The containers whose statistics are impossible or contradict
+/// themselves (the cases in the module docs, step 6), when there are any:
+/// their min, max and null count cannot describe them, so all three are
+/// read as unknown.
+fn impossible(f: &Facts<'_>) -> Option<BooleanArray> {
+    let zero = Int64Array::new_scalar(0);
+    let mut parts: Vec<BooleanArray> = Vec::new();
+    for counts in [f.null_count, f.row_count].into_iter().flatten() {
+        parts.extend(cmp::lt(counts, &zero).ok());
+    }
+    if let (Some(nc), Some(rc)) = (f.null_count, f.row_count) {
+        parts.extend(cmp::gt(nc, rc).ok());
+        // Every value NULL, yet a bound, under tight bounds.
+        let bound = match (f.min, f.max) {
+            (Some(lo), Some(hi)) => or(&is_not_null(lo).ok()?, &is_not_null(hi).ok()?).ok(),
+            (Some(b), None) | (None, Some(b)) => is_not_null(b).ok(),
+            (None, None) => None,
+        };
+        if let Some(bound) = bound {
+            let mut all_null = and(&cmp::eq(nc, rc).ok()?, &bound).ok()?;
+            if let Some(tight) = f.tight {
+                all_null = and(&all_null, tight).ok()?;
+            }
+            parts.push(all_null);
+        }
+    }
+    if let (Some(lo), Some(hi)) = (f.min, f.max) {
+        parts.extend(cmp::gt(lo, hi).ok());
+    }
+    let mut bad: Option<BooleanArray> = None;
+    for p in parts {
+        bad = Some(match bad {
+            None => p,
+            Some(b) => arrow_arith::boolean::or_kleene(&b, &p).ok()?,
+        });
+    }
+    bad.filter(|b| b.true_count() > 0)
 }
 
 /// NaN bounds become null (unknown) and either zero becomes `0.0`.
@@ -267,7 +307,15 @@ fn string_prefixes(max: &StringArray, prefix_length: usize) -> Option<(BooleanAr
 }
 
 /// Casts statistics to the canonical literal type when the conversion keeps
-/// them valid bounds; `None` otherwise.
+/// them valid bounds; `None` otherwise. These are the exact conversions of
+/// the protocol's type widening (§11), how row-group and page statistics of
+/// a file written before a widening (in the file's narrower type) compare
+/// with the column: integers to wider integers, decimals or doubles, floats
+/// to doubles, dates to midnight, decimals to wider ones. Delta file
+/// statistics arrive in the column's current type, already read by
+/// dar-log's one rule for widened bounds (`dar_log::schema::widened_bounds`:
+/// a `float` bound's text read as a `double` is rounded outward onto the
+/// float grid there, as only the log knows a column's history).
 pub(super) fn conform(a: &ArrayRef, target: &DataType) -> Option<ArrayRef> {
     let source = a.data_type();
     if source == target {

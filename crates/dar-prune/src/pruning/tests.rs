@@ -291,3 +291,38 @@ fn self_contradicting_stats_are_unknown() {
     assert_eq!(keep("i IS NULL", &s), [true, true, false]);
     assert_eq!(keep("i IS NOT NULL", &s), [true, true, true]);
 }
+
+/// Every value NULL by the counts, yet a bound: under tight bounds one of
+/// the two is wrong and nothing says which, so the container is never
+/// pruned on either; under wide bounds the protocol allows it (every live
+/// row NULL) and it prunes. A negative null or row count makes the
+/// container's statistics of the column unknown, its bounds included.
+#[test]
+fn all_null_with_bounds_and_negative_counts_are_unknown() {
+    let s = FileStatistics::builder(4)
+        .with_num_records(Arc::new(Int64Array::from(vec![10, 10, 10, -1])))
+        .with_tight_bounds(BooleanArray::from(vec![true, false, true, true]))
+        .with_min("i", Arc::new(Int64Array::from(vec![5, 5, 5, 5])))
+        .with_max("i", Arc::new(Int64Array::from(vec![5, 5, 5, 5])))
+        .with_null_count("i", Arc::new(Int64Array::from(vec![10, 10, -3, 0])))
+        .build();
+    // File 0: tight, all NULL yet bounds; file 1: the same, wide; file 2:
+    // a negative null count; file 3: a negative row count.
+    assert_eq!(keep("i = 5", &s), [true, false, true, true]);
+    assert_eq!(keep("i = 7", &s), [true, false, true, true]);
+    assert_eq!(keep("i IS NOT NULL", &s), [true, false, true, true]);
+    assert_eq!(keep("i IS NULL", &s), [true, true, true, true]);
+    // Row groups and pages are judged by the same rule: a Parquet-style
+    // container (no tightness flag) claiming every value NULL with bounds.
+    let table = StatisticsTable::new(2).with_column(
+        "i",
+        ColumnStatistics::unknown()
+            .with_min(Arc::new(Int64Array::from(vec![5, 5])))
+            .with_max(Arc::new(Int64Array::from(vec![5, 5])))
+            .with_null_count(Arc::new(UInt64Array::from(vec![3, 0])))
+            .with_row_count(Arc::new(UInt64Array::from(vec![3, 3])))
+            .with_semantics(BoundsSemantics::parquet()),
+    );
+    assert_eq!(keep("i = 5", &table), [true, true]);
+    assert_eq!(keep("i = 7", &table), [true, false]);
+}
