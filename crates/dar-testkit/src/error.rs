@@ -107,6 +107,21 @@ pub enum TestkitError {
         #[source]
         source: Box<dar_dv::DvError>,
     },
+    /// Bytes that should be Thrift (a Parquet footer or page index) are
+    /// not, or a path into them names nothing.
+    #[error("thrift: {reason}")]
+    Thrift {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A test run in a child process ([`crate::child::isolated`]) failed.
+    #[error("test `{test}` in a child process: {reason}")]
+    Child {
+        /// The test.
+        test: String,
+        /// How it ended, and its output.
+        reason: String,
+    },
 }
 
 impl TestkitError {

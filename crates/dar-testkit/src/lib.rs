@@ -23,6 +23,8 @@
 //! [`random::write_random_table`] writes a seeded random table with all of
 //! the above. [`sample::write_sample`] writes the repository's sample table
 //! (`cargo run -p dar-testkit -- sample examples/data/sample`).
+//! [`claims`] plants hostile lengths in Parquet footers and page indexes
+//! (through the Thrift value tree of [`thrift`]).
 //!
 //! # Example
 //!
@@ -76,6 +78,9 @@
 mod actions;
 mod builder;
 mod checkpoint;
+#[cfg(unix)]
+pub mod child;
+pub mod claims;
 mod dv;
 mod error;
 mod extremes;
@@ -91,6 +96,7 @@ pub mod sample;
 mod schema;
 mod stats;
 mod stats_parsed;
+pub mod thrift;
 mod writer;
 
 pub use actions::DataFile;
