@@ -12,9 +12,10 @@ use dar_log::FileIndex;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum FileColumns {
-    /// The columns people read: `path`, `size`, `num_records`, one column
-    /// per partition column (typed), `deleted_rows` (the deletion vector's
-    /// cardinality) and `dv` (its storage type).
+    /// The columns people read: `path`, `size`, `num_records` (null where
+    /// the log has none, or an impossible one: dar-log's statistics rule),
+    /// one column per partition column (typed), `deleted_rows` (the
+    /// deletion vector's cardinality) and `dv` (its storage type).
     #[default]
     Summary,
     /// Every field: `path`, `size`, `modification_time`, `num_records`, the

@@ -14,9 +14,16 @@
 //! Otherwise a statistic is an inexact bound, or unknown when a file lacks
 //! it. Bounds Delta may truncate are weakened: a string maximum (cut at a
 //! prefix) is unknown, a timestamp maximum (written in milliseconds) is
-//! raised by 999 µs, floats (NaN) are never exact. A file whose minimum is
-//! above its maximum has impossible statistics: the column's bounds are
-//! unknown then.
+//! raised by 999 µs, floats (NaN, and the float grid of a widened column)
+//! are never exact.
+//!
+//! Impossible or self-contradicting statistics are never exact: dar-log
+//! decides which (its `stats` module applies one rule for every reader of
+//! the log's statistics: a negative `numRecords` or `nullCount`,
+//! `nullCount > numRecords`, every value null yet a bound under tight
+//! bounds, `min > max`) and reads them as unknown. A file with such
+//! statistics has no count and no bounds here, so the plan's row count,
+//! null count and bounds of that column are unknown, never exact.
 
 use std::cmp::Ordering;
 
@@ -307,20 +314,6 @@ fn data_column(
     let value = |array: Option<&arrow_array::ArrayRef>, i: usize| {
         array.and_then(|a| Scalar::from_array(a.as_ref(), i).filter(|s| !s.is_null()))
     };
-    // A file whose minimum is above its maximum contradicts itself: no
-    // bound of the column can be trusted.
-    let impossible = rows.iter().any(|&i| {
-        match (
-            value(stats.min_values.as_ref(), i),
-            value(stats.max_values.as_ref(), i),
-        ) {
-            (Some(lo), Some(hi)) => compare(&lo, &hi).is_none_or(Ordering::is_gt),
-            _ => false,
-        }
-    });
-    if impossible {
-        return out;
-    }
     let exact_bounds = exact && tight && matches!(kind, BoundKind::Exact);
     let bound = |array: Option<&arrow_array::ArrayRef>, min: bool| -> Option<Scalar> {
         rows.iter()
