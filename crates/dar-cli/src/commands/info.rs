@@ -25,14 +25,19 @@ pub struct RowCount {
     /// size at the average bytes per row of the others. `None` when no file
     /// has `numRecords`.
     pub rows: Option<u64>,
-    /// Whether `rows` is exact (every file has `numRecords`).
+    /// Whether `rows` is exact (every file has a usable `numRecords`).
     pub exact: bool,
     /// The sum of `numRecords` over the files that have it.
     pub num_records: u64,
     /// Rows marked deleted by deletion vectors.
     pub deleted: u64,
-    /// Files without `numRecords`.
+    /// Files without `numRecords`, or with an impossible one (negative):
+    /// the log's statistics rule (dar-log) reads such a file as having no
+    /// statistics, so its rows are estimated, never exact.
     pub files_without_num_records: usize,
+    /// The paths of the files whose `numRecords` was impossible (counted
+    /// in `files_without_num_records` too).
+    pub impossible_num_records: Vec<String>,
     /// A file whose deletion vector deletes more rows than its
     /// `numRecords`: `(path, cardinality, numRecords)`. The log contradicts
     /// itself, so no count is given.
@@ -91,8 +96,38 @@ pub fn row_count(index: &FileIndex) -> RowCount {
         num_records,
         deleted,
         files_without_num_records: missing,
+        impossible_num_records: index
+            .stats
+            .impossible
+            .iter()
+            .filter(|&&i| i < index.len())
+            .map(|&i| index.path.value(i).to_string())
+            .collect(),
         contradiction,
     }
+}
+
+/// What the files without a usable `numRecords` are, for the text form:
+/// `"1 of 4 files have no numRecords"`, naming the impossible ones.
+fn missing_text(count: &RowCount, files: usize) -> String {
+    let text = format!(
+        "{} of {files} files have no numRecords",
+        count.files_without_num_records
+    );
+    match impossible_text(count) {
+        Some(t) => format!("{text} ({t})"),
+        None => text,
+    }
+}
+
+/// `"1 an impossible, negative one, as 'p'"` when some file's
+/// `numRecords` was impossible.
+fn impossible_text(count: &RowCount) -> Option<String> {
+    let first = count.impossible_num_records.first()?;
+    Some(format!(
+        "{} an impossible, negative one, as '{first}'",
+        count.impossible_num_records.len()
+    ))
 }
 
 /// Why a count is not given: the log contradicts itself.
@@ -343,6 +378,10 @@ impl Info {
                 "files_without_num_records",
                 c.map(|c| c.count.files_without_num_records),
             )
+            .with(
+                "files_with_impossible_num_records",
+                c.map(|c| c.count.impossible_num_records.len()),
+            )
     }
 
     /// The feature table and the verdict line.
@@ -493,12 +532,14 @@ impl Info {
             ),
             Some(rows) => writeln!(
                 w,
-                "rows:              {rows} (estimated: {} of {} files have no numRecords; {} deleted by deletion vectors)",
-                c.files_without_num_records, contents.files, c.deleted
+                "rows:              {rows} (estimated: {}; {} deleted by deletion vectors)",
+                missing_text(c, contents.files),
+                c.deleted
             ),
             None => writeln!(
                 w,
-                "rows:              unknown (no file has numRecords in its statistics)"
+                "rows:              unknown (no file has numRecords in its statistics{})",
+                impossible_text(c).map_or(String::new(), |t| format!("; {t}"))
             ),
         }
     }
