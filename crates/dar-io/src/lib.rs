@@ -51,7 +51,8 @@ mod cost;
 mod error;
 mod fetch;
 mod footer_cache;
-mod footer_depth;
+mod footer_check;
+mod footer_types;
 mod identity;
 mod metered;
 mod options;
@@ -61,6 +62,7 @@ pub mod reader;
 mod redacted;
 mod retry;
 mod store;
+mod thrift_walk;
 mod wrapper;
 
 #[cfg(any(test, feature = "testing"))]
@@ -72,7 +74,7 @@ pub use cost::{CostModel, CostParams, Observation, ProbeBudget, SharedCostModel}
 pub use error::{Error, Result};
 pub use fetch::fetch_ranges;
 pub use footer_cache::{CacheStats, CachedMetadata, MetadataCache};
-pub use footer_depth::MAX_SCHEMA_DEPTH;
+pub use footer_check::MAX_SCHEMA_DEPTH;
 pub use identity::{ObjectId, ObjectVersion, StoreId};
 pub use metered::{CacheCounts, ClassStats, IoMetrics, IoSnapshot, MeteredStore};
 pub use options::{REDACTED, StorageOptions, redact_uri};

@@ -25,6 +25,11 @@
 //! metadata (a second GET); page indexes inside the fetched bytes are served
 //! from memory, others cost one more GET.
 //!
+//! Before parquet decodes a footer or a page index, [`crate::footer_check`]
+//! walks its bytes: a length parquet would size a vector by that the bytes
+//! cannot hold (2^31-1 row groups aborted the process) is an error naming
+//! the file, as is a schema nesting too deep for parquet's recursion.
+//!
 //! Footer GETs are tagged [`ObjectClass::Footer`] and page reads
 //! [`ObjectClass::PageData`] (or all with one class,
 //! [`ParquetReader::with_object_class`]) so a [`crate::MeteredStore`] below
@@ -43,6 +48,7 @@ use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::{AsyncFileReader, MetadataFetch};
+use parquet::errors::ParquetError;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 
 use crate::class::ObjectClass;
@@ -50,9 +56,11 @@ use crate::cost::{CostModel, CostParams};
 use crate::error::{Error, Result};
 use crate::fetch::{CacheUse, Fetcher};
 use crate::footer_cache::{CachedMetadata, MetadataCache};
+use crate::footer_check::PageIndexes;
 use crate::identity::{ObjectId, ObjectVersion, StoreId};
 use crate::metered::IoMetrics;
 use crate::range_cache::RangeCache;
+use crate::thrift_walk::Refusal;
 
 /// Default footer prefetch: enough for the footer and page indexes of most
 /// files in one request.
@@ -83,7 +91,27 @@ pub enum RangeStrategy {
 struct FooterFetch {
     fetcher: Fetcher,
     class: ObjectClass,
+    /// The whole object, when it was read whole.
+    whole: Option<Bytes>,
     buffers: Vec<(u64, Bytes)>,
+}
+
+impl FooterFetch {
+    /// `range` of the object, from the bytes already fetched or by a GET
+    /// (whose bytes are kept).
+    async fn get(&mut self, range: Range<u64>) -> Result<Bytes> {
+        if let Some(whole) = &self.whole
+            && let Some(b) = from_buffers(&[(0, whole.clone())], &range)
+        {
+            return Ok(b);
+        }
+        if let Some(b) = from_buffers(&self.buffers, &range) {
+            return Ok(b);
+        }
+        let b = self.fetcher.fetch(range.clone(), self.class).await?;
+        self.buffers.push((range.start, b.clone()));
+        Ok(b)
+    }
 }
 
 /// The bytes from the start of the footer to the end of the file, from the
@@ -109,19 +137,7 @@ fn from_buffers(buffers: &[(u64, Bytes)], range: &Range<u64>) -> Option<Bytes> {
 
 impl MetadataFetch for &mut FooterFetch {
     fn fetch(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
-        async move {
-            if let Some(b) = from_buffers(&self.buffers, &range) {
-                return Ok(b);
-            }
-            let b = self
-                .fetcher
-                .fetch(range.clone(), self.class)
-                .await
-                .map_err(Error::into_parquet)?;
-            self.buffers.push((range.start, b.clone()));
-            Ok(b)
-        }
-        .boxed()
+        async move { self.get(range).await.map_err(Error::into_parquet) }.boxed()
     }
 }
 
@@ -367,14 +383,8 @@ impl ParquetReader {
             return Ok(cached.metadata);
         }
         // Footer cached without page indexes: add them.
-        let mut r = ParquetMetaDataReader::new_with_metadata((*cached.metadata).clone())
-            .with_arrow_reader_options(options);
-        let mut fetch = self.footer_fetch();
-        r.load_page_index(&mut fetch)
-            .await
-            .map_err(|e| self.parquet_err(e))?;
-        self.buffers = fetch.buffers;
-        let metadata = Arc::new(r.finish().map_err(|e| self.parquet_err(e))?);
+        let footer = (*cached.metadata).clone();
+        let metadata = Arc::new(self.add_page_index(footer, options).await?);
         cache
             .insert(
                 key,
@@ -388,7 +398,8 @@ impl ParquetReader {
     }
 
     /// Reads and parses the footer (whole object when small), with page
-    /// indexes when `want_index`.
+    /// indexes when `want_index`. Both are checked before parquet decodes
+    /// them ([`Self::check_footer`], [`Self::add_page_index`]).
     async fn read_footer(
         &mut self,
         options: Option<&ArrowReaderOptions>,
@@ -402,6 +413,7 @@ impl ParquetReader {
             self.check_footer(&whole)?;
             ParquetMetaDataReader::new()
                 .with_arrow_reader_options(options)
+                .with_page_index_policy(PageIndexPolicy::Skip)
                 .parse_and_finish(&whole)
                 .map_err(|e| self.parquet_err(e))?
         } else {
@@ -433,6 +445,7 @@ impl ParquetReader {
             let mut fetch = self.footer_fetch();
             let md = ParquetMetaDataReader::new()
                 .with_arrow_reader_options(options)
+                .with_page_index_policy(PageIndexPolicy::Skip)
                 .with_prefetch_hint(Some(self.footer_hint))
                 .load_and_finish(&mut fetch, size)
                 .await
@@ -440,18 +453,25 @@ impl ParquetReader {
             self.buffers = fetch.buffers;
             md
         };
+        let metadata = if want_index {
+            self.add_page_index(metadata, options).await?
+        } else {
+            metadata
+        };
         Ok(CachedMetadata {
             metadata: Arc::new(metadata),
             page_index_loaded: want_index,
         })
     }
 
-    /// Refuses a footer whose schema nests deeper than
-    /// [`MAX_SCHEMA_DEPTH`](crate::footer_depth::MAX_SCHEMA_DEPTH): parquet
-    /// builds and converts the schema tree recursively, and a deep one
-    /// overflowed the stack. `tail` ends at the end of the file; a tail too
-    /// short for its footer, or bytes that are no footer, are left to
-    /// parquet to report.
+    /// Refuses a footer parquet must not decode ([`crate::footer_check`]):
+    /// a length it claims that its bytes cannot hold (parquet sized
+    /// vectors by such claims, and the failed allocation aborted the
+    /// process), bytes that are not the Thrift parquet reads, a schema
+    /// nesting deeper than [`MAX_SCHEMA_DEPTH`](crate::MAX_SCHEMA_DEPTH)
+    /// (a deep one overflowed the stack). `tail` ends at the end of the
+    /// file; a tail too short for its footer, or bytes that are no plain
+    /// footer, are left to parquet to report (it decodes nothing then).
     fn check_footer(&self, tail: &[u8]) -> Result<()> {
         let Some(span) = footer_span(tail).and_then(|s| usize::try_from(s).ok()) else {
             return Ok(());
@@ -460,21 +480,61 @@ impl ParquetReader {
             return Ok(());
         }
         let footer = &tail[tail.len() - span..tail.len() - 8];
-        match crate::footer_depth::check_schema_depth(footer) {
-            Err(crate::footer_depth::DepthError::TooDeep(depth)) => Err(self.parquet_err(
-                parquet::errors::ParquetError::General(format!(
-                    "its schema nests deeper than the {} levels dar reads (at least {depth})",
-                    crate::footer_depth::MAX_SCHEMA_DEPTH
-                )),
-            )),
-            _ => Ok(()),
+        let reason = match crate::footer_check::check_footer(footer) {
+            Ok(_) => return Ok(()),
+            Err(Refusal::TooDeep(depth)) => format!(
+                "its schema nests deeper than the {} levels dar reads (at least {depth})",
+                crate::MAX_SCHEMA_DEPTH
+            ),
+            Err(refusal) => format!("its footer {refusal}"),
+        };
+        Err(self.parquet_err(ParquetError::General(reason)))
+    }
+
+    /// `metadata` with the page indexes `options` ask for, each column
+    /// chunk's checked ([`crate::footer_check`]) before parquet decodes
+    /// it: parquet sized the page locations of an offset index by the
+    /// count it claims. The bytes come from those already fetched or from
+    /// one GET, which parquet then reads from.
+    async fn add_page_index(
+        &mut self,
+        metadata: ParquetMetaData,
+        options: Option<&ArrowReaderOptions>,
+    ) -> Result<ParquetMetaData> {
+        let which = PageIndexes {
+            columns: options.is_some_and(|o| o.column_index_policy() != PageIndexPolicy::Skip),
+            offsets: options.is_some_and(|o| o.offset_index_policy() != PageIndexPolicy::Skip),
+        };
+        let mut fetch = self.footer_fetch();
+        let span = which
+            .span(&metadata)
+            .filter(|s| self.size.is_none_or(|size| s.end <= size));
+        if let Some(span) = span {
+            let checked = match fetch.get(span.clone()).await {
+                Ok(bytes) => which.check(&metadata, span.start, &bytes),
+                Err(e) => {
+                    self.buffers = fetch.buffers;
+                    return Err(e);
+                }
+            };
+            if let Err(refusal) = checked {
+                self.buffers = fetch.buffers;
+                return Err(self.parquet_err(ParquetError::General(refusal)));
+            }
         }
+        let mut r =
+            ParquetMetaDataReader::new_with_metadata(metadata).with_arrow_reader_options(options);
+        let loaded = r.load_page_index(&mut fetch).await;
+        self.buffers = fetch.buffers;
+        loaded.map_err(|e| self.parquet_err(e))?;
+        r.finish().map_err(|e| self.parquet_err(e))
     }
 
     fn footer_fetch(&mut self) -> FooterFetch {
         FooterFetch {
             fetcher: self.fetcher.clone(),
             class: self.class.unwrap_or(ObjectClass::Footer),
+            whole: self.whole.clone(),
             buffers: std::mem::take(&mut self.buffers),
         }
     }

@@ -9,6 +9,7 @@
 )]
 
 mod cache;
+mod claims;
 mod common;
 mod faults;
 mod local;
