@@ -14,7 +14,14 @@
 //!   (`col-<uuid>` physical names and Parquet field ids);
 //! * deletion vectors through dar-dv's encoder, inline or in DV files
 //!   ([`TableWriter::delete_rows`]), merged with a file's existing DV;
-//! * classic checkpoints plus `_last_checkpoint` ([`TableWriter::checkpoint`]).
+//! * classic checkpoints plus `_last_checkpoint` ([`TableWriter::checkpoint`]);
+//! * type widening ([`TableWriter::widen_column`]): later files at the new
+//!   type, earlier ones and their stats as written, as Delta-Spark leaves them;
+//! * a checkpoint with typed `stats_parsed` for any table's JSON log
+//!   ([`write_log_checkpoint`]), as Delta-Spark writes one;
+//! * tables whose statistics a reader must not believe as written
+//!   ([`write_bad_stats_table`]) or that need the rule for widened bounds
+//!   ([`write_widened_float_table`]), with their true answers.
 //!
 //! Everything is seeded: the same calls write byte-identical tables.
 //!
@@ -76,6 +83,7 @@
 //! Section numbers (§) refer to `delta-protocol-for-readers.md`.
 
 mod actions;
+mod bad_stats;
 mod builder;
 mod checkpoint;
 #[cfg(unix)]
@@ -86,6 +94,7 @@ mod error;
 mod extremes;
 mod hand;
 mod json;
+mod log_checkpoint;
 mod log_only;
 mod many;
 mod naming;
@@ -97,19 +106,23 @@ mod schema;
 mod stats;
 mod stats_parsed;
 pub mod thrift;
+mod widen;
 mod writer;
 
 pub use actions::DataFile;
+pub use bad_stats::{BAD_STATS_FILE, BadStats, TrueAnswers, write_bad_stats_table};
 pub use builder::TableWriterBuilder;
 pub use dv::DvStorage;
 pub use error::{Result, TestkitError};
 pub use extremes::{MAX_DECIMAL_38_2, PARTITION_EXTREMES_COLUMNS, write_partition_extremes};
 pub use hand::{HandTable, deeply_nested_parquet};
+pub use log_checkpoint::write_log_checkpoint;
 pub use many::write_many_files;
 pub use parquet::{Codec, ParquetOptions};
 pub use partition::HIVE_DEFAULT_PARTITION;
 pub use schema::{ColumnMappingMode, PARQUET_FIELD_ID_KEY};
 pub use stats::{STRING_MAX_TIE_BREAKER, STRING_PREFIX_CHARS};
+pub use widen::{WIDENED_DOUBLES, WIDENED_FLOATS, write_widened_float_table};
 pub use writer::{COMMIT_INTERVAL_MS, CheckpointOptions, Commit, DEFAULT_START_MS, TableWriter};
 
 /// Re-exported so callers can build DVs' expected rows and inspect descriptors.
