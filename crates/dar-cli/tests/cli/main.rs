@@ -24,6 +24,7 @@ mod semantics;
 #[cfg(feature = "sql")]
 mod sql;
 mod stores;
+mod trusted_stats;
 
 use std::path::{Path, PathBuf};
 

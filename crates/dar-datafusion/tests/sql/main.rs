@@ -19,6 +19,7 @@ mod plans;
 mod pushdown;
 mod remote;
 mod slt;
+mod trusted_stats;
 mod writes;
 
 use std::path::PathBuf;

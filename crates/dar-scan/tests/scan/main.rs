@@ -24,5 +24,6 @@ mod kernel;
 mod metadata_scale;
 mod props;
 mod remote;
+mod trusted_stats;
 mod views;
 mod wide;
