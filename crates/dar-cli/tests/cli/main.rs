@@ -11,6 +11,7 @@
 
 mod cache;
 mod changes;
+mod claims;
 #[cfg(feature = "distributed")]
 mod distributed;
 mod errors;

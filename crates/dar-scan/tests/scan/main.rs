@@ -13,6 +13,7 @@ mod architecture;
 mod bad_input;
 mod cache_props;
 mod changes;
+mod claims;
 mod common;
 mod dat;
 mod data_cache;
