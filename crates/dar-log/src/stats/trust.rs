@@ -75,6 +75,22 @@ fn drop_contradictions(
     impossible_files: Option<&BooleanBuffer>,
 ) -> Result<()> {
     let rows = column.null_count.len();
+    let bound_lengths = [&column.min_values, &column.max_values]
+        .into_iter()
+        .flatten()
+        .map(|a| a.len());
+    if num_records.len() != rows
+        || tight_bounds.len() != rows
+        || bound_lengths.into_iter().any(|n| n != rows)
+    {
+        return Err(LogError::arrow(
+            "judging file statistics",
+            arrow_schema::ArrowError::InvalidArgumentError(format!(
+                "the statistics of column {} are not one per file",
+                column.column.logical_name()
+            )),
+        ));
+    }
     let nc = &column.null_count;
     let present = |a: &Option<ArrayRef>, i: usize| a.as_ref().is_some_and(|a| a.is_valid(i));
     let inverted = match (&column.min_values, &column.max_values) {
@@ -103,6 +119,9 @@ fn drop_contradictions(
         let has_bound = present(&column.min_values, i) || present(&column.max_values, i);
         nulls > records || (tight && nulls == records && has_bound)
     });
+    if bad.count_set_bits() == 0 {
+        return Ok(());
+    }
     // Only files that still had a statistic of the column count (so a
     // second pass over finished statistics counts nothing).
     let counted = (0..rows)
