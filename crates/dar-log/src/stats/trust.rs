@@ -19,6 +19,14 @@
 //! | `min > max` | that column's min, max and null count unknown for the file | no | never |
 //! | a bound of a `double` column that was a `float` | rounded outward onto the float grid ([`widened_bounds`]) | yes | never (floats never are) |
 //!
+//! `numRecords` is judged on its own: it is known when a table opens,
+//! while a column's statistics are parsed only when a query needs them, so
+//! a column whose `nullCount` contradicts `numRecords` loses its own
+//! statistics (nothing about that column is exact or prunes), and the row
+//! count stands. A `numRecords` that is possible but wrong cannot be told
+//! from the log at all (when a file with a deletion vector is read, the
+//! scan checks it against the file's footer).
+//!
 //! Contradictions are judged on the values as written, before the float
 //! grid rounds them outward (which could hide a `min > max`). Applying the
 //! rule twice changes nothing and counts nothing twice, so statistics
