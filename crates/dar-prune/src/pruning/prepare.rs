@@ -107,8 +107,11 @@ pub(super) fn prepare(
         min = min.as_deref().and_then(drop);
         max = max.as_deref().and_then(drop);
         null_count = null_count.as_ref().and_then(drop_counts);
-        row_count = row_count.as_ref().and_then(non_negative);
     }
+    // A negative count is unknown (already so above, unless a kernel
+    // failed there: never compare against one).
+    null_count = null_count.as_ref().and_then(non_negative);
+    row_count = row_count.as_ref().and_then(non_negative);
 
     // Wide bounds: a null count other than 0 or the row count means
     // nothing (without a row count, only 0 does).
