@@ -9,6 +9,7 @@
 )]
 
 mod big_predicates;
+mod contradictions;
 mod delta_stats;
 mod eval_vs_reference;
 mod generate;
