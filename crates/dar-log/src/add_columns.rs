@@ -197,7 +197,7 @@ impl AddColumns {
 
     /// Drop the rows whose logical-file key (resolved by `paths`) is in
     /// `removed`.
-    pub fn without(&self, removed: &FileKeySet, paths: &TablePaths) -> Result<Self> {
+    pub fn without(&self, removed: &SeenKeys, paths: &TablePaths) -> Result<Self> {
         match self.live_mask(removed, paths)? {
             None => Ok(self.clone()),
             Some(mask) => self.filter(&mask),
@@ -207,7 +207,7 @@ impl AddColumns {
     /// Which rows [`AddColumns::without`] keeps; `None` when all.
     pub fn live_mask(
         &self,
-        removed: &FileKeySet,
+        removed: &SeenKeys,
         paths: &TablePaths,
     ) -> Result<Option<BooleanArray>> {
         if removed.is_empty() {
@@ -219,8 +219,10 @@ impl AddColumns {
                 // Most files have a plain relative path and no DV: look the
                 // path up as it stands, without building a key per row.
                 let seen = match self.dv.key_parts(i) {
-                    None if self.plain_paths || is_plain_relative(path) => removed.contains(path),
-                    dv => removed.contains(&paths.file_key(path, dv)?),
+                    None if self.plain_paths || is_plain_relative(path) => {
+                        removed.contains_key(path)
+                    }
+                    dv => removed.contains_key(&paths.file_key(path, dv)?),
                 };
                 Ok(Some(!seen))
             })
@@ -255,10 +257,46 @@ impl AddColumns {
     }
 }
 
-/// A set of logical-file keys. aHash with a random per-process key: several
-/// times faster than SipHash on short paths, still resistant to crafted
-/// collisions from a hostile log.
-pub type FileKeySet = std::collections::HashSet<FileKey, ahash::RandomState>;
+/// The logical-file keys replay has seen, each with where it first saw
+/// it. aHash with a random per-process key: several times faster than
+/// SipHash on short paths, still resistant to crafted collisions from a
+/// hostile log.
+pub type SeenKeys = std::collections::HashMap<FileKey, SeenAt, ahash::RandomState>;
+
+/// Where replay first saw a logical-file key: the log file (its place in
+/// replay order) and, for an add, the line; a commit holds at most one add
+/// per key, so a second add of a key in one file is compared with the
+/// first (see [`crate::replay`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeenAt {
+    file: u32,
+    line: u32,
+}
+
+impl SeenAt {
+    const REMOVE: u32 = u32::MAX;
+
+    /// An add on `line` of log file number `file`.
+    pub(crate) fn add(file: u32, line: usize) -> Self {
+        Self {
+            file,
+            line: u32::try_from(line).unwrap_or(Self::REMOVE - 1),
+        }
+    }
+
+    /// A remove in log file number `file`.
+    pub(crate) fn remove(file: u32) -> Self {
+        Self {
+            file,
+            line: Self::REMOVE,
+        }
+    }
+
+    /// The line of the add this records, when it is an add of log file `file`.
+    pub(crate) fn add_line_in(self, file: u32) -> Option<usize> {
+        (self.file == file && self.line != Self::REMOVE).then_some(self.line as usize)
+    }
+}
 
 /// The logical-file key `(path, dvUniqueId)` packed in one string:
 /// the path, then (when there is a DV) a NUL byte and the DV unique id.
@@ -279,6 +317,19 @@ impl FileKey {
                 Self(s.into())
             }
         }
+    }
+}
+
+impl FileKey {
+    /// A key already packed (see [`crate::TablePaths::file_key`]).
+    pub(crate) fn from_packed(packed: String) -> Self {
+        Self(packed.into_boxed_str())
+    }
+
+    /// The packed key: the path, then a NUL and the DV unique id when
+    /// there is a DV.
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 

@@ -334,6 +334,25 @@ pub enum LogError {
         /// What was found.
         found: String,
     },
+    /// Two actions of one snapshot for one logical file (path and DV
+    /// unique id) where the protocol allows one (§2.10): two adds that
+    /// differ, in one commit or across one checkpoint's parts and
+    /// sidecars, or a checkpoint that both adds and removes the file. Two
+    /// identical adds are read once instead.
+    #[error(
+        "conflicting actions for data file '{path}' at version {version} ({}): {detail}",
+        .files.join(" and ")
+    )]
+    ConflictingActions {
+        /// The version of the commit or checkpoint.
+        version: u64,
+        /// The log files holding the two actions (one when both are in one).
+        files: Vec<String>,
+        /// The data file's path as written in the log.
+        path: String,
+        /// How the actions differ.
+        detail: String,
+    },
 }
 
 impl LogError {

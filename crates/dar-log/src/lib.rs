@@ -55,6 +55,7 @@ pub mod add_columns;
 pub mod changes;
 pub mod checkpoint;
 pub mod commit;
+mod duplicates;
 pub mod error;
 pub mod file_index;
 mod history;

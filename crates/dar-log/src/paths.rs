@@ -232,23 +232,41 @@ impl TablePaths {
         path: &str,
         dv: Option<(&str, &str, Option<i32>)>,
     ) -> Result<(FileKey, bool)> {
+        let mut packed = String::with_capacity(path.len() + dv.map_or(0, |d| d.1.len() + 16));
+        let plain = self.key_into(path, dv, &mut packed)?;
+        Ok((FileKey::from_packed(packed), plain))
+    }
+
+    /// Writes the logical-file key of [`TablePaths::file_key`] into `buf`
+    /// (cleared first), packed as [`FileKey`] packs it, and says whether
+    /// `path` is a plain relative name. With a buffer reused across rows,
+    /// keys are built (and hashed) without allocating per row.
+    pub(crate) fn key_into(
+        &self,
+        path: &str,
+        dv: Option<(&str, &str, Option<i32>)>,
+        buf: &mut String,
+    ) -> Result<bool> {
+        buf.clear();
         let key = self.replay_key(path)?;
         let plain = matches!(key, Cow::Borrowed(_));
-        let key = match dv {
-            None => FileKey::new(&key, None),
-            Some((storage, dv_path, offset)) => {
-                let dv_path = if storage == "p" {
-                    self.replay_key(dv_path)?
-                } else {
-                    Cow::Borrowed(dv_path)
-                };
-                FileKey::new(
-                    &key,
-                    Some(&dar_dv::unique_id(storage, &dv_path, offset.map(i64::from))),
-                )
+        buf.push_str(&key);
+        if let Some((storage, dv_path, offset)) = dv {
+            // The DV unique id (`dar_dv::unique_id`), its `p` path canonical.
+            buf.push('\0');
+            buf.push_str(storage);
+            if storage == "p" {
+                buf.push_str(&self.replay_key(dv_path)?);
+            } else {
+                buf.push_str(dv_path);
             }
-        };
-        Ok((key, plain))
+            if let Some(offset) = offset {
+                use std::fmt::Write as _;
+                // Writing to a String cannot fail.
+                let _ = write!(buf, "@{offset}");
+            }
+        }
+        Ok(plain)
     }
 
     /// Whether `location` lies inside the table root.

@@ -5,16 +5,20 @@
 //!                                 // paths canonical URIs (crate::paths)
 //! for commit in target, target-1, ..., cp+1:
 //!     add(k)    -> if seen.insert(k) { keep }
+//!                  (k added before in this same file: read once when the
+//!                  two adds agree, else an error: crate::duplicates)
 //!     remove(k) -> seen.insert(k) once the commit is done (an add of k in
 //!                  the same commit stays live, whatever the order; in a
 //!                  compaction file, a run of commits, at once)
 //!     protocol / metaData / txn / domain: first (= newest) wins
 //! checkpoint (or the previous snapshot, for refresh):
-//!     add(k)    -> keep unless k in seen
+//!     add(k)    -> keep unless k in seen (a checkpoint's rows are unique:
+//!                  crate::checkpoint checks them the same way)
 //! drop domains whose newest action is a tombstone
 //! ```
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -22,9 +26,10 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 
 use crate::actions::{CommitInfo, DomainMetadata, Metadata, Protocol, Txn};
-use crate::add_columns::{AddColumns, AddColumnsBuilder, FileKeySet};
+use crate::add_columns::{AddColumns, AddColumnsBuilder, SeenAt, SeenKeys};
 use crate::checkpoint::{CheckpointIo, append_add_line, read_checkpoint};
 use crate::commit::{Action, commit_info, parse_actions};
+use crate::duplicates::repeated_commit_add;
 use crate::error::{LogError, Result};
 use crate::listing::{LogFile, LogFileKind, LogSegment, read_log_file};
 use crate::paths::TablePaths;
@@ -76,7 +81,9 @@ pub struct ReplayState {
 /// Accumulates state while walking commits newest first.
 struct Replayer<'p> {
     paths: &'p TablePaths,
-    seen: FileKeySet,
+    seen: SeenKeys,
+    /// Log files read so far (their number in [`SeenAt`]).
+    files_read: u32,
     adds: AddColumnsBuilder,
     protocol: Option<Protocol>,
     metadata: Option<Metadata>,
@@ -98,7 +105,8 @@ impl<'p> Replayer<'p> {
     fn new(paths: &'p TablePaths) -> Self {
         Self {
             paths,
-            seen: FileKeySet::default(),
+            seen: SeenKeys::default(),
+            files_read: 0,
             adds: AddColumnsBuilder::default(),
             protocol: None,
             metadata: None,
@@ -154,14 +162,26 @@ impl<'p> Replayer<'p> {
         // compaction file is a run of commits, newest first, in file order:
         // its removes take effect at once.
         let defer_removes = f.kind == LogFileKind::Commit;
+        let file = self.files_read;
+        self.files_read = self.files_read.saturating_add(1);
         let mut removed = Vec::new();
         parse_actions(&path, bytes, |line, action| {
             match action {
                 Action::Add(a) => {
                     let dv = a.deletion_vector.as_ref().map(|d| d.key_parts());
                     let (key, plain) = self.paths.file_key_and_plainness(&a.path, dv)?;
-                    if self.seen.insert(key) {
-                        append_add_line(&mut self.adds, &a, &path, line, plain)?;
+                    match self.seen.entry(key) {
+                        Entry::Vacant(e) => {
+                            e.insert(SeenAt::add(file, line));
+                            append_add_line(&mut self.adds, &a, &path, line, plain)?;
+                        }
+                        // A newer file's action shadows this add; a second
+                        // add in this file is read once, if it agrees.
+                        Entry::Occupied(e) => {
+                            if let Some(first) = e.get().add_line_in(file) {
+                                repeated_commit_add(f, bytes, first, line, &a)?;
+                            }
+                        }
                     }
                 }
                 Action::Remove(r) => {
@@ -170,7 +190,7 @@ impl<'p> Replayer<'p> {
                     if defer_removes {
                         removed.push(key);
                     } else {
-                        self.seen.insert(key);
+                        self.seen.entry(key).or_insert(SeenAt::remove(file));
                     }
                 }
                 Action::Protocol(p) => {
@@ -193,7 +213,9 @@ impl<'p> Replayer<'p> {
             }
             Ok(())
         })?;
-        self.seen.extend(removed);
+        for key in removed {
+            self.seen.entry(key).or_insert(SeenAt::remove(file));
+        }
         Ok(())
     }
 

@@ -69,44 +69,7 @@ pub(super) fn add_columns(
             .ok_or_else(|| schema_err(path, "add.partitionValues", "expected a map"))?,
         None => empty_maps(s.len())?,
     };
-    let dv = match s.column_by_name("deletionVector") {
-        // No DV in the batch: nothing of the decoded columns is kept.
-        Some(c) if c.null_count() == c.len() => DvColumns::absent(s.len()),
-        Some(c) => {
-            let d = c
-                .as_struct_opt()
-                .ok_or_else(|| schema_err(path, "add.deletionVector", "expected a struct"))?;
-            // A null descriptor means no DV even if a writer left children set.
-            let absent = is_null(d).map_err(|e| LogError::arrow("dv", e))?;
-            let nullify = |a: ArrayRef| -> Result<ArrayRef> {
-                arrow_select::nullif::nullif(&a, &absent).map_err(|e| LogError::arrow("dv", e))
-            };
-            DvColumns {
-                storage_type: nullify(Arc::new(string_child(path, d, "storageType")?))?
-                    .as_string::<i32>()
-                    .clone(),
-                path_or_inline_dv: nullify(Arc::new(string_child(path, d, "pathOrInlineDv")?))?
-                    .as_string::<i32>()
-                    .clone(),
-                offset: nullify(child(path, d, "offset", &DataType::Int32)?)?
-                    .as_primitive()
-                    .clone(),
-                size_in_bytes: nullify(child(path, d, "sizeInBytes", &DataType::Int32)?)?
-                    .as_primitive()
-                    .clone(),
-                cardinality: nullify(child(path, d, "cardinality", &DataType::Int64)?)?
-                    .as_primitive()
-                    .clone(),
-            }
-        }
-        None => DvColumns {
-            storage_type: StringArray::new_null(s.len()),
-            path_or_inline_dv: StringArray::new_null(s.len()),
-            offset: arrow_array::Int32Array::new_null(s.len()),
-            size_in_bytes: arrow_array::Int32Array::new_null(s.len()),
-            cardinality: arrow_array::Int64Array::new_null(s.len()),
-        },
-    };
+    let dv = dv_columns(path, s, "add.deletionVector")?;
     let struct_child = |name: &str| -> Result<Option<StructArray>> {
         match s.column_by_name(name) {
             None => Ok(None),
@@ -141,6 +104,83 @@ pub(super) fn add_columns(
         .map(|i| first_row.saturating_add(u32::try_from(i).unwrap_or(u32::MAX)))
         .collect();
     Ok((all.filter(&keep)?, rows))
+}
+
+/// The deletion-vector descriptors of the `deletionVector` child of `s`
+/// (`column` names it in errors); a null descriptor is no DV even if a
+/// writer left its children set, and a missing child reads as nulls.
+fn dv_columns(path: &str, s: &StructArray, column: &str) -> Result<DvColumns> {
+    Ok(match s.column_by_name("deletionVector") {
+        // No DV in the batch: nothing of the decoded columns is kept.
+        Some(c) if c.null_count() == c.len() => DvColumns::absent(s.len()),
+        Some(c) => {
+            let d = c
+                .as_struct_opt()
+                .ok_or_else(|| schema_err(path, column, "expected a struct"))?;
+            let absent = is_null(d).map_err(|e| LogError::arrow("dv", e))?;
+            let nullify = |a: ArrayRef| -> Result<ArrayRef> {
+                arrow_select::nullif::nullif(&a, &absent).map_err(|e| LogError::arrow("dv", e))
+            };
+            DvColumns {
+                storage_type: nullify(Arc::new(string_child(path, d, "storageType")?))?
+                    .as_string::<i32>()
+                    .clone(),
+                path_or_inline_dv: nullify(Arc::new(string_child(path, d, "pathOrInlineDv")?))?
+                    .as_string::<i32>()
+                    .clone(),
+                offset: nullify(child(path, d, "offset", &DataType::Int32)?)?
+                    .as_primitive()
+                    .clone(),
+                size_in_bytes: nullify(child(path, d, "sizeInBytes", &DataType::Int32)?)?
+                    .as_primitive()
+                    .clone(),
+                cardinality: nullify(child(path, d, "cardinality", &DataType::Int64)?)?
+                    .as_primitive()
+                    .clone(),
+            }
+        }
+        None => DvColumns::absent(s.len()),
+    })
+}
+
+/// The keys of the `remove` rows of a checkpoint batch (its `remove`
+/// struct column `col`): each valid row's path and DV, `None` when the
+/// batch has none.
+pub(super) fn remove_keys(path: &str, col: &ArrayRef) -> Result<Option<(StringArray, DvColumns)>> {
+    if col.null_count() == col.len() {
+        return Ok(None);
+    }
+    let s = col.as_struct_opt().ok_or_else(|| {
+        schema_err(
+            path,
+            "remove",
+            format!("expected a struct, found {}", col.data_type()),
+        )
+    })?;
+    let p = string_child(path, s, "path")?;
+    let dv = dv_columns(path, s, "remove.deletionVector")?;
+    let keep = is_not_null(s)
+        .and_then(|a| and(&a, &is_not_null(&p)?))
+        .map_err(|e| LogError::arrow("remove rows", e))?;
+    if keep.true_count() == 0 {
+        return Ok(None);
+    }
+    let filter = |a: &dyn Array| {
+        arrow_select::filter::filter(a, &keep).map_err(|e| LogError::arrow("remove rows", e))
+    };
+    let path_of = |a: ArrayRef| a.as_string::<i32>().clone();
+    let dv = if dv.is_absent() {
+        DvColumns::absent(keep.true_count())
+    } else {
+        DvColumns {
+            storage_type: path_of(filter(&dv.storage_type)?),
+            path_or_inline_dv: path_of(filter(&dv.path_or_inline_dv)?),
+            offset: filter(&dv.offset)?.as_primitive().clone(),
+            size_in_bytes: filter(&dv.size_in_bytes)?.as_primitive().clone(),
+            cardinality: filter(&dv.cardinality)?.as_primitive().clone(),
+        }
+    };
+    Ok(Some((path_of(filter(&p)?), dv)))
 }
 
 fn empty_maps(len: usize) -> Result<MapArray> {

@@ -19,6 +19,31 @@ use crate::error::Result;
 /// more round trips than the few extra bytes.
 pub const WHOLE_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 
+/// Bytes of checkpoint parts or sidecars read and decoded at once, as far
+/// as [`MAX_FILES_IN_FLIGHT`] allows: each holds its column chunks in
+/// memory until decoded.
+pub(super) const READAHEAD_BYTES: u64 = 256 << 20;
+
+/// At most this many checkpoint parts or sidecars are read and decoded at
+/// once (at least 2): on object storage each read is a round trip, so a
+/// checkpoint of many small files is read in a few rounds, while the
+/// decoding of them all shares the cores (see [`CheckpointIo`]).
+pub const MAX_FILES_IN_FLIGHT: usize = 64;
+
+/// The checkpoint files of `sizes` (`None`: unknown) to keep in flight:
+/// as many of the largest as fit [`READAHEAD_BYTES`], 2 to
+/// [`MAX_FILES_IN_FLIGHT`].
+pub(super) fn files_in_flight(sizes: impl Iterator<Item = Option<u64>>) -> usize {
+    let largest = sizes
+        .map(|s| s.unwrap_or(READAHEAD_BYTES / 8))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    usize::try_from(READAHEAD_BYTES / largest)
+        .unwrap_or(usize::MAX)
+        .clamp(2, MAX_FILES_IN_FLIGHT)
+}
+
 /// The footer cache and cost model checkpoint reads share. Clones share the
 /// cache, so loads of one table through one [`crate::SnapshotBuilder`] (and
 /// its clones) parse each checkpoint footer once; hand it a table's
@@ -99,16 +124,30 @@ impl CheckpointIo {
         (handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread).then_some(handle)
     }
 
-    /// Runs `work` (decoding of `path`) on the runtime's blocking threads
-    /// when decoding in parallel, else at once; the result comes back
-    /// through the future.
+    /// Runs `work` (decoding of `path`) on one of the runtime's blocking
+    /// threads when decoding in parallel, else at once; the result comes
+    /// back through the future. In parallel, the work starts at once but
+    /// waits for a thread of the process's decoding budget (one per core,
+    /// see [`crate::parallel`]), which it holds while it runs: however many
+    /// parts and sidecars are in flight, at most one decoding task per
+    /// core runs.
     pub(crate) fn run_cpu<T: Send + 'static>(
         &self,
         path: &str,
         work: impl FnOnce() -> Result<T> + Send + 'static,
     ) -> BoxFuture<'static, Result<T>> {
         match self.parallel_runtime() {
-            Some(rt) => joined(rt.spawn_blocking(work), path),
+            Some(rt) => {
+                let (blocking, name) = (rt.clone(), path.to_string());
+                let task = rt.spawn(async move {
+                    let _thread = crate::parallel::thread().await;
+                    match blocking.spawn_blocking(work).await {
+                        Ok(result) => result,
+                        Err(e) => Err(super::decoding_failed(&name, e)),
+                    }
+                });
+                joined(task, path)
+            }
             None => futures::future::ready(work()).boxed(),
         }
     }
@@ -166,4 +205,56 @@ fn joined<T: Send + 'static>(
 ) -> BoxFuture<'static, Result<T>> {
     let path = path.to_string();
     async move { task.await.map_err(|e| super::decoding_failed(&path, e))? }.boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Parts in flight: as many of the largest as fit the read-ahead bytes,
+    /// 2 to the cap (an unknown size counts as an eighth of the bytes).
+    #[test]
+    fn files_in_flight_are_bounded_by_bytes_and_count() {
+        let mib = |n: u64| Some(n << 20);
+        assert_eq!(
+            files_in_flight([mib(1); 500].into_iter()),
+            MAX_FILES_IN_FLIGHT
+        );
+        assert_eq!(files_in_flight([mib(1), mib(64)].into_iter()), 4);
+        assert_eq!(files_in_flight([mib(200); 9].into_iter()), 2);
+        assert_eq!(files_in_flight([None, mib(1)].into_iter()), 8);
+        assert_eq!(files_in_flight(std::iter::empty()), MAX_FILES_IN_FLIGHT);
+    }
+
+    /// Decoding tasks of many checkpoint files started at once run at most
+    /// one per core (before: one blocking thread each, all at once).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn decoding_tasks_run_at_most_one_per_core() {
+        let io = CheckpointIo::new();
+        let busy = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let tasks: Vec<_> = (0..4 * crate::parallel::cores() + 2)
+            .map(|i| {
+                let (busy, peak) = (Arc::clone(&busy), Arc::clone(&peak));
+                io.run_cpu(&format!("part {i}"), move || {
+                    let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(30));
+                    busy.fetch_sub(1, Ordering::SeqCst);
+                    Ok(i)
+                })
+            })
+            .collect();
+        let done = futures::future::try_join_all(tasks).await.unwrap();
+        assert_eq!(done.len(), 4 * crate::parallel::cores() + 2);
+        let peak = peak.load(Ordering::SeqCst);
+        assert!(
+            (1..=crate::parallel::cores()).contains(&peak),
+            "{peak} decoding tasks at once on {} cores",
+            crate::parallel::cores()
+        );
+    }
 }

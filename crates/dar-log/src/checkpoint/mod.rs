@@ -11,8 +11,9 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, RecordBatch, UInt32Array};
+use arrow_array::{Array, RecordBatch, StringArray, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::ProjectionMask;
@@ -21,17 +22,20 @@ use parquet::arrow::async_reader::AsyncFileReader;
 
 mod chunks;
 mod columns;
+mod duplicates;
 mod io;
 mod retained;
 
-use columns::{add_columns, schema_err};
-pub use io::{CheckpointIo, WHOLE_FILE_LIMIT};
+use columns::{add_columns, remove_keys, schema_err};
+use duplicates::{Gathered, KeyHasher, unique_adds};
+use io::files_in_flight;
+pub use io::{CheckpointIo, MAX_FILES_IN_FLIGHT, WHOLE_FILE_LIMIT};
 pub use retained::RetainedStats;
 
 use chunks::Chunks;
 
 use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
-use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow, AddStats, FileKeySet};
+use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow, AddStats, DvColumns, SeenKeys};
 use crate::commit::{Action, SidecarLine, parse_actions};
 use crate::error::{LogError, Result};
 use crate::listing::{CheckpointFiles, CheckpointFormat, LogFile, read_log_file};
@@ -67,46 +71,63 @@ pub struct CheckpointContent {
 }
 
 /// Read a whole checkpoint (all parts, and sidecars for V2); Parquet
-/// through `io`. Adds whose logical-file key is in `removed` (what newer
-/// commits removed or re-added) are dropped as each part is decoded, on
-/// that part's task.
+/// through `io`, a bounded number of files at a time (see
+/// [`files_in_flight`]). Adds whose logical-file key is in `removed` (what
+/// newer commits removed or re-added) are dropped as each part is decoded,
+/// on that part's task. The live adds are then checked unique (see
+/// `duplicates`): an add repeated as is is read once, an add repeated
+/// with other values, or added and removed, is
+/// [`LogError::ConflictingActions`].
 pub async fn read_checkpoint(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
     paths: &TablePaths,
     cp: &CheckpointFiles,
-    removed: &Arc<FileKeySet>,
+    removed: &Arc<SeenKeys>,
 ) -> Result<CheckpointContent> {
     let mut out = CheckpointContent::default();
     let mut sidecars = Vec::new();
+    let live = Live {
+        paths: paths.clone(),
+        removed: Arc::clone(removed),
+        hasher: KeyHasher::default(),
+    };
+    let mut gathered = Gathered::default();
     if cp.format == CheckpointFormat::UuidJson {
         for f in &cp.files {
-            read_json_checkpoint(store.as_ref(), f, &mut out, &mut sidecars).await?;
-        }
-        for a in &mut out.adds {
-            *a = a.without(removed, paths)?;
+            let mut part = read_json_checkpoint(store.as_ref(), f, &live).await?;
+            gather(&mut gathered, f.location.to_string(), &mut part);
+            merge(&mut out, part, &mut sidecars);
         }
     } else {
-        let parts = futures::future::try_join_all(cp.files.iter().map(|f| {
-            spawn_read(
-                store,
-                io,
-                (paths, removed),
-                f.location.clone(),
-                f.size,
-                false,
-            )
+        let in_flight = files_in_flight(cp.files.iter().map(|f| Some(f.size)));
+        // Indexes, not borrowed items: a closure over `&LogFile` made the
+        // futures awaiting a replay fail rustc's `Send` check.
+        let files = &cp.files;
+        let parts: Vec<FileContent> = futures::stream::iter((0..files.len()).map(|i| {
+            let f = &files[i];
+            spawn_read(store, io, &live, f.location.clone(), f.size, false)
         }))
+        .buffered(in_flight)
+        .try_collect()
         .await?;
-        for part in parts {
+        for (f, mut part) in cp.files.iter().zip(parts) {
+            gather(&mut gathered, f.location.to_string(), &mut part);
             merge(&mut out, part, &mut sidecars);
         }
     }
     if !sidecars.is_empty() {
         let sidecar_paths = paths.sidecars()?;
-        let reads = sidecars.iter().map(|s| {
+        let in_flight = files_in_flight(
+            sidecars
+                .iter()
+                .map(|s| s.size_in_bytes.and_then(|n| u64::try_from(n).ok())),
+        );
+        let reads = (0..sidecars.len()).map(|i| {
+            let s = &sidecars[i];
             let location = resolve_sidecar(&sidecar_paths, &s.path);
             let size = s.size_in_bytes.and_then(|n| u64::try_from(n).ok());
+            let (store, io, live) = (Arc::clone(store), io.clone(), live.clone());
             async move {
                 let location = location?;
                 let size = match size {
@@ -119,13 +140,17 @@ pub async fn read_checkpoint(
                             .size
                     }
                 };
-                spawn_read(store, io, (paths, removed), location, size, true).await
+                let name = location.to_string();
+                let part = spawn_read(&store, &io, &live, location, size, true).await?;
+                Ok::<_, LogError>((name, part))
             }
         });
-        for part in futures::future::try_join_all(reads).await? {
-            out.adds.extend(part.content.adds);
+        let mut reads = futures::stream::iter(reads).buffered(in_flight);
+        while let Some((name, mut part)) = reads.try_next().await? {
+            gather(&mut gathered, name, &mut part);
         }
     }
+    out.adds = unique_adds(cp.version, gathered, paths)?;
     if out.protocol.is_none() && out.metadata.is_none() && out.adds.is_empty() {
         let path = cp
             .files
@@ -161,6 +186,16 @@ fn resolve_sidecar(sidecars: &TablePaths, raw: &str) -> Result<Path> {
     })
 }
 
+/// Moves the adds and remove keys out of `part` (the file `name`).
+fn gather(gathered: &mut Gathered, name: String, part: &mut FileContent) {
+    gathered.take(
+        name,
+        std::mem::take(&mut part.content.adds),
+        std::mem::take(&mut part.add_hashes),
+        std::mem::take(&mut part.removes),
+    );
+}
+
 fn merge(out: &mut CheckpointContent, part: FileContent, sidecars: &mut Vec<SidecarLine>) {
     let c = part.content;
     if out.protocol.is_none() {
@@ -175,26 +210,61 @@ fn merge(out: &mut CheckpointContent, part: FileContent, sidecars: &mut Vec<Side
     sidecars.extend(part.sidecars);
 }
 
+/// Read a JSON checkpoint file: its actions, its live adds with their key
+/// hashes, and its remove keys.
 async fn read_json_checkpoint(
     store: &dyn ObjectStore,
     f: &LogFile,
-    out: &mut CheckpointContent,
-    sidecars: &mut Vec<SidecarLine>,
-) -> Result<()> {
+    live: &Live,
+) -> Result<FileContent> {
     let path = f.location.to_string();
     let bytes = read_log_file(store, f).await?;
     let mut adds = AddColumnsBuilder::default();
+    // Removes go through the same builder: only their keys are used.
+    let mut removes = AddColumnsBuilder::default();
+    let mut file = FileContent::default();
     parse_actions(&path, &bytes, |line, action| {
         match action {
             Action::Add(a) => append_add_line(&mut adds, &a, &path, line, false)?,
-            other => absorb(out, sidecars, other),
+            Action::Remove(r) => removes
+                .append(AddRow {
+                    path: &r.path,
+                    partition_values: crate::commit::PartitionEntries(None),
+                    size: 0,
+                    modification_time: 0,
+                    stats: None,
+                    dv: r.deletion_vector.as_ref().map(|d| {
+                        (
+                            d.storage_type.as_ref(),
+                            d.path_or_inline_dv.as_ref(),
+                            d.offset,
+                            d.size_in_bytes,
+                            d.cardinality,
+                        )
+                    }),
+                    plain_path: false,
+                })
+                .map_err(|source| LogError::MalformedJson {
+                    path: path.clone(),
+                    line,
+                    source,
+                })?,
+            other => absorb(&mut file.content, &mut file.sidecars, other),
         }
         Ok(())
     })?;
     if !adds.is_empty() {
-        out.adds.push(adds.finish());
+        let a = adds.finish().without(&live.removed, &live.paths)?;
+        file.add_hashes
+            .push(live.hasher.hashes(&live.paths, &a.path, &a.dv, false)?);
+        file.content.adds.push(a);
     }
-    Ok(())
+    if !removes.is_empty() {
+        let r = removes.finish();
+        let hashes = live.hasher.hashes(&live.paths, &r.path, &r.dv, false)?;
+        file.removes.push((r.path, r.dv, hashes));
+    }
+    Ok(file)
 }
 
 /// Fold a checkpoint's non-file action into `out` (the first protocol and
@@ -243,35 +313,40 @@ pub(crate) fn append_add_line(
     })
 }
 
+/// What one checkpoint file (or one row range of it) holds.
+#[derive(Default)]
 struct FileContent {
     content: CheckpointContent,
     sidecars: Vec<SidecarLine>,
+    /// The key hashes of each batch of `content.adds`, row by row.
+    add_hashes: Vec<Vec<u64>>,
+    /// The keys of its removes, with their hashes.
+    removes: Vec<(StringArray, DvColumns, Vec<u64>)>,
 }
 
 /// [`read_parquet_file`] as a task of its own (see [`CheckpointIo::spawn`]).
 fn spawn_read(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
-    (paths, removed): (&TablePaths, &Arc<FileKeySet>),
+    live: &Live,
     location: Path,
     size: u64,
     adds_only: bool,
 ) -> futures::future::BoxFuture<'static, Result<FileContent>> {
     let (store, reading, name) = (Arc::clone(store), io.clone(), location.to_string());
-    let live = Live {
-        paths: paths.clone(),
-        removed: Arc::clone(removed),
-    };
+    let live = live.clone();
     io.spawn(&name, async move {
         read_parquet_file(&store, &reading, live, &location, size, adds_only).await
     })
 }
 
-/// What decides which adds of a checkpoint file are live.
+/// What decides which adds of a checkpoint file are live, and hashes
+/// their keys.
 #[derive(Clone)]
 struct Live {
     paths: TablePaths,
-    removed: Arc<FileKeySet>,
+    removed: Arc<SeenKeys>,
+    hasher: KeyHasher,
 }
 
 /// Read one checkpoint part or sidecar. `adds_only` for sidecars.
@@ -307,6 +382,18 @@ async fn read_parquet_file(
             Some("add") => parts
                 .get(1)
                 .is_some_and(|p| ADD_FIELDS.contains(&p.as_str())),
+            // A remove's key, to check no add of the checkpoint has it.
+            Some("remove") => {
+                let rest: Vec<&str> = parts.iter().skip(1).map(String::as_str).collect();
+                matches!(
+                    rest.as_slice(),
+                    ["path"]
+                        | [
+                            "deletionVector",
+                            "storageType" | "pathOrInlineDv" | "offset"
+                        ]
+                )
+            }
             Some(root) => !adds_only && NON_FILE_ROOTS.contains(&root),
             None => false,
         };
@@ -393,13 +480,15 @@ async fn read_parquet_file(
     let mut content = CheckpointContent::default();
     let mut sidecars = Vec::new();
     let mut adds = Vec::new();
-    for piece in decoded.await? {
+    let mut removes = Vec::new();
+    for mut piece in decoded.await? {
+        removes.append(&mut piece.file.removes);
         merge(&mut content, piece.file, &mut sidecars);
         adds.extend(piece.adds);
     }
     if let Some((file, counts)) = counts {
         let counts = counts.await?;
-        for (a, rows) in &mut adds {
+        for (a, rows, _) in &mut adds {
             let taken = counts.take(rows)?;
             a.stats = AddStats::Retained {
                 file: Arc::clone(&file),
@@ -410,16 +499,26 @@ async fn read_parquet_file(
         }
     }
     // The file index concatenates the batches once: no whole-file copy here.
-    content.adds.extend(adds.into_iter().map(|(a, _)| a));
-    Ok(FileContent { content, sidecars })
+    let mut add_hashes = Vec::with_capacity(adds.len());
+    for (a, _, hashes) in adds {
+        content.adds.push(a);
+        add_hashes.push(hashes);
+    }
+    Ok(FileContent {
+        content,
+        sidecars,
+        add_hashes,
+        removes,
+    })
 }
 
 /// What one row range of a checkpoint file holds.
 struct Piece {
     /// Its non-file actions and sidecar references.
     file: FileContent,
-    /// Its live adds, each batch with the rows in the file they came from.
-    adds: Vec<(AddColumns, UInt32Array)>,
+    /// Its live adds, each batch with the rows in the file they came from
+    /// and the key hash of each.
+    adds: Vec<(AddColumns, UInt32Array, Vec<u64>)>,
 }
 
 /// Decodes the rows `range` of a checkpoint file held in `main` (its
@@ -437,10 +536,7 @@ fn decode_piece(
         source,
     };
     let reader = chunks::reader(main, metadata, mask, range.clone()).map_err(pq_err)?;
-    let mut file = FileContent {
-        content: CheckpointContent::default(),
-        sidecars: Vec::new(),
-    };
+    let mut file = FileContent::default();
     let mut adds = Vec::new();
     let mut first_row = u32::try_from(range.start).unwrap_or(u32::MAX);
     for batch in reader {
@@ -457,8 +553,17 @@ fn decode_piece(
                     .clone();
             }
             if !a.is_empty() {
-                adds.push((a, rows));
+                let hashes = live
+                    .hasher
+                    .hashes(&live.paths, &a.path, &a.dv, a.plain_paths)?;
+                adds.push((a, rows, hashes));
             }
+        }
+        if let Some(col) = batch.column_by_name("remove")
+            && let Some((p, dv)) = remove_keys(path, col)?
+        {
+            let hashes = live.hasher.hashes(&live.paths, &p, &dv, false)?;
+            file.removes.push((p, dv, hashes));
         }
         let n = u32::try_from(batch.num_rows()).unwrap_or(u32::MAX);
         first_row = first_row.saturating_add(n);

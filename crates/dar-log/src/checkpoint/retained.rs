@@ -168,6 +168,43 @@ impl RetainedStats {
         Ok(stats)
     }
 
+    /// The statistics of row `row` of the file as written: its `add.stats`
+    /// text and its `add.stats_parsed` struct (a one-row array), each
+    /// `None` when absent. For comparing the copies of a repeated add.
+    pub(crate) fn row_stats(&self, row: usize) -> Result<(Option<String>, Option<StructArray>)> {
+        let pq_err = |source| LogError::CheckpointParquet {
+            path: self.path.clone(),
+            source,
+        };
+        if row >= self.rows() {
+            return Ok((None, None));
+        }
+        let descr = self.metadata.metadata().file_metadata().schema_descr();
+        let mask = ProjectionMask::leaves(descr, self.leaves.iter().copied());
+        let reader =
+            chunks::reader(&self.chunks, &self.metadata, &mask, row..row + 1).map_err(pq_err)?;
+        for batch in reader {
+            let batch = batch.map_err(|e| pq_err(e.into()))?;
+            let Some(add) = batch.column_by_name("add").and_then(|c| c.as_struct_opt()) else {
+                continue;
+            };
+            if add.is_empty() || add.is_null(0) {
+                return Ok((None, None));
+            }
+            let json = add
+                .column_by_name("stats")
+                .and_then(|c| c.as_string_opt::<i32>())
+                .and_then(|s| s.is_valid(0).then(|| s.value(0).to_string()));
+            let parsed = add
+                .column_by_name("stats_parsed")
+                .and_then(|c| c.as_struct_opt())
+                .filter(|s| s.is_valid(0))
+                .cloned();
+            return Ok((json, parsed));
+        }
+        Ok((None, None))
+    }
+
     fn schema_err(&self, column: &str, found: &arrow_schema::DataType) -> LogError {
         LogError::CheckpointSchema {
             path: self.path.clone(),

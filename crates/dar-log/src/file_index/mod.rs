@@ -23,6 +23,7 @@ use crate::partition::{PartitionColumn, PartitionValuesBuilder};
 use crate::paths::{FileLocation, TablePaths, is_plain_relative};
 use crate::schema::{ColumnMappingMode, StatsColumnsConfig, StructType};
 
+mod slots;
 mod stats;
 
 pub use stats::{IndexStats, StatsLoading};

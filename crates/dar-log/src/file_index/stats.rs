@@ -3,8 +3,8 @@
 //! min / max / null count is parsed the first time a query asks for it,
 //! then kept, so memory grows with the columns queries reference.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, BooleanArray, Int64Array, StringArray, StructArray, UInt32Array};
@@ -14,6 +14,8 @@ use crate::checkpoint::RetainedStats;
 use crate::error::{LogError, Result};
 use crate::schema::StatsColumn;
 use crate::stats::{ColumnStats, FileStats, StatsBuilder};
+
+use super::slots::Slots;
 
 /// When the per-column statistics of a file index are parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,7 +59,8 @@ pub struct IndexStats {
     pub impossible: Vec<usize>,
     columns: Vec<StatsColumn>,
     sources: Vec<Source>,
-    loaded: Mutex<Vec<Option<Arc<ColumnStats>>>>,
+    /// Each column's stats once parsed (no lock held while parsing).
+    loaded: Slots,
     parsed: AtomicUsize,
 }
 
@@ -70,7 +73,7 @@ impl Clone for IndexStats {
             impossible: self.impossible.clone(),
             columns: self.columns.clone(),
             sources: self.sources.clone(),
-            loaded: Mutex::new(self.lock().clone()),
+            loaded: self.loaded.snapshot(),
             parsed: AtomicUsize::new(self.parsed_columns()),
         }
     }
@@ -140,7 +143,7 @@ impl IndexStats {
             tight_bounds: counts.tight_bounds,
             malformed: counts.malformed,
             impossible: counts.impossible,
-            loaded: Mutex::new(vec![None; columns.len()]),
+            loaded: Slots::new(columns.len()),
             parsed: AtomicUsize::new(0),
             columns,
             sources,
@@ -198,9 +201,8 @@ impl IndexStats {
     /// (stats text, retained chunks) they are parsed from.
     pub fn memory_size(&self) -> usize {
         let loaded: usize = self
-            .lock()
-            .iter()
-            .flatten()
+            .loaded
+            .parsed()
             .map(|c| {
                 c.min_values
                     .as_ref()
@@ -238,31 +240,24 @@ impl IndexStats {
             + sources
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Option<Arc<ColumnStats>>>> {
-        // A panic while parsing leaves nothing half-written behind (the
-        // slots are set after a parse succeeds): the data stays usable.
-        self.loaded.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The stats of columns `wanted` (positions in `columns`), parsing
-    /// those not yet kept in one pass over each source.
+    /// those not yet kept in one pass over each source. Concurrent loads
+    /// of other columns parse side by side; of the same column, one parses
+    /// and the others wait for it (see [`Slots`]).
     fn load(&self, wanted: &[usize]) -> Result<Vec<Arc<ColumnStats>>> {
-        let mut loaded = self.lock();
-        let missing: Vec<usize> = wanted
-            .iter()
-            .copied()
-            .filter(|&i| loaded[i].is_none())
-            .collect();
-        if !missing.is_empty() {
+        self.loaded.load(wanted, |missing| {
             let columns: Vec<StatsColumn> =
                 missing.iter().map(|&i| self.columns[i].clone()).collect();
+            #[cfg(test)]
+            tests::PARSE_HOOK.with(|h| {
+                if let Some(hook) = h.borrow().as_ref() {
+                    hook(&columns);
+                }
+            });
             let parsed = self.parse(&columns)?;
-            for (&i, c) in missing.iter().zip(parsed.columns) {
-                loaded[i] = Some(Arc::new(c));
-            }
             self.parsed.fetch_add(missing.len(), Ordering::Relaxed);
-        }
-        Ok(wanted.iter().filter_map(|&i| loaded[i].clone()).collect())
+            Ok(parsed.columns)
+        })
     }
 
     /// Parses `columns` from every source, the retained checkpoint files
@@ -298,3 +293,6 @@ impl IndexStats {
         builder.finish()
     }
 }
+
+#[cfg(test)]
+mod tests;

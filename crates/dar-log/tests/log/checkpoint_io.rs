@@ -89,3 +89,43 @@ async fn checkpoint_reads_are_metered_and_their_footers_cached() {
         );
     }
 }
+
+/// Issue 33 item 16: a checkpoint of many parts is read a bounded number
+/// of parts at a time (before, every part was fetched and decoded at
+/// once: here 100 requests in flight), and reads them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoint_parts_in_flight_are_bounded() {
+    use dar_io::testing::{Fault, FaultStore};
+    use std::time::Duration;
+
+    use crate::writer::{TestLog, add, checkpoint_bytes, metadata, protocol};
+
+    let log = TestLog::new();
+    let parts = 100;
+    for o in 1..=parts {
+        let mut rows = vec![add(&format!("f{o}.parquet"), None)];
+        if o == 1 {
+            rows.extend([protocol(), metadata(false)]);
+        }
+        log.put(
+            &format!("_delta_log/00000000000000000000.checkpoint.{o:010}.{parts:010}.parquet"),
+            checkpoint_bytes(&rows),
+        )
+        .await;
+    }
+    // Every read waits a little: reads started together overlap.
+    let store = Arc::new(
+        FaultStore::new(Arc::clone(&log.store))
+            .with_faults((0..400).map(|_| Fault::Slow(Duration::from_millis(20)))),
+    );
+    let snapshot = Snapshot::builder(Arc::clone(&store) as Arc<dyn ObjectStore>, log.root.clone())
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(snapshot.num_files(), parts);
+    let most = store.max_in_flight();
+    assert!(
+        (2..=dar_log::checkpoint::MAX_FILES_IN_FLIGHT as u64).contains(&most),
+        "{most} reads in flight"
+    );
+}

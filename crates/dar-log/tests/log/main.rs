@@ -13,6 +13,7 @@ mod commit_timestamp;
 mod common;
 mod compaction;
 mod dat;
+mod duplicates;
 mod file_index;
 mod hardening;
 mod loading;
