@@ -37,10 +37,13 @@ pub(crate) struct CheckpointState<'a> {
     pub(crate) stats: StatsColumns,
     /// A V2 sidecar: no protocol or metaData rows or columns.
     pub(crate) sidecar: bool,
+    /// A later part of a multi-part checkpoint: the protocol and metaData
+    /// columns, all null (their rows are in the first part).
+    pub(crate) continued: bool,
     pub(crate) protocol: &'a Protocol,
     pub(crate) metadata: &'a Metadata,
     pub(crate) files: Vec<&'a DataFile>,
-    pub(crate) tombstones: &'a [Tombstone],
+    pub(crate) tombstones: Vec<&'a Tombstone>,
 }
 
 /// The encoded checkpoint and the numbers `_last_checkpoint` needs.
@@ -66,12 +69,17 @@ pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedC
         let part = CheckpointState {
             stats: state.stats.clone(),
             sidecar: state.sidecar,
+            continued: state.continued,
             protocol: state.protocol,
             metadata: state.metadata,
             files: files.to_vec(),
-            tombstones: if i == last { state.tombstones } else { &[] },
+            tombstones: if i == last {
+                state.tombstones.clone()
+            } else {
+                Vec::new()
+            },
         };
-        batches.push(encode_batch(&part, i > 0)?);
+        batches.push(encode_batch(&part, state.continued || i > 0)?);
     }
     let rows = batches.iter().map(RecordBatch::num_rows).sum();
     let bytes = write_file(
@@ -97,7 +105,7 @@ fn encode_batch(state: &CheckpointState<'_>, continued: bool) -> Result<RecordBa
             .contains(&row)
             .then(|| state.files[row - head])
     };
-    let remove_at = |row: usize| (row >= head + adds).then(|| &state.tombstones[row - head - adds]);
+    let remove_at = |row: usize| (row >= head + adds).then(|| state.tombstones[row - head - adds]);
 
     let protocol = {
         let p = state.protocol;
@@ -105,7 +113,7 @@ fn encode_batch(state: &CheckpointState<'_>, continued: bool) -> Result<RecordBa
             let mut builder = string_list_builder();
             for row in 0..rows {
                 match (row, &list) {
-                    (0, Some(features)) => {
+                    (0, Some(features)) if head > 0 => {
                         features
                             .iter()
                             .for_each(|f| builder.values().append_value(f));
@@ -116,7 +124,8 @@ fn encode_batch(state: &CheckpointState<'_>, continued: bool) -> Result<RecordBa
             }
             Arc::new(builder.finish()) as ArrayRef
         };
-        let only_first = |v: i32| Int32Array::from_iter((0..rows).map(|r| (r == 0).then_some(v)));
+        let only_first =
+            |v: i32| Int32Array::from_iter((0..rows).map(|r| (r == 0 && head > 0).then_some(v)));
         struct_array(
             vec![
                 (
@@ -130,13 +139,13 @@ fn encode_batch(state: &CheckpointState<'_>, continued: bool) -> Result<RecordBa
                 ("readerFeatures", features(p.reader_features())),
                 ("writerFeatures", features(p.writer_features())),
             ],
-            (0..rows).map(|r| r == 0).collect(),
+            (0..rows).map(|r| r == 0 && head > 0).collect(),
         )?
     };
 
     let metadata = {
         let m = state.metadata;
-        let at = |row: usize| (row == 1).then_some(m);
+        let at = |row: usize| (row == 1 && head > 0).then_some(m);
         let mut options = string_map_builder();
         let mut columns = string_list_builder();
         let mut configuration = string_map_builder();
@@ -169,7 +178,7 @@ fn encode_batch(state: &CheckpointState<'_>, continued: bool) -> Result<RecordBa
         let strings = |f: &dyn Fn(&Metadata) -> &str| -> ArrayRef {
             Arc::new(StringArray::from_iter((0..rows).map(|r| at(r).map(f))))
         };
-        let valid: Vec<bool> = (0..rows).map(|r| r == 1).collect();
+        let valid: Vec<bool> = (0..rows).map(|r| r == 1 && head > 0).collect();
         let format = struct_array(
             vec![
                 ("provider", strings(&|_| "parquet")),

@@ -86,6 +86,7 @@ mod actions;
 mod bad_stats;
 mod builder;
 mod checkpoint;
+mod checkpoint_writer;
 #[cfg(unix)]
 pub mod child;
 pub mod claims;
@@ -112,6 +113,7 @@ mod writer;
 pub use actions::DataFile;
 pub use bad_stats::{BAD_STATS_FILE, BadStats, TrueAnswers, write_bad_stats_table};
 pub use builder::TableWriterBuilder;
+pub use checkpoint_writer::{CheckpointOptions, Repeat};
 pub use dv::DvStorage;
 pub use error::{Result, TestkitError};
 pub use extremes::{MAX_DECIMAL_38_2, PARTITION_EXTREMES_COLUMNS, write_partition_extremes};
@@ -123,7 +125,7 @@ pub use partition::HIVE_DEFAULT_PARTITION;
 pub use schema::{ColumnMappingMode, PARQUET_FIELD_ID_KEY};
 pub use stats::{STRING_MAX_TIE_BREAKER, STRING_PREFIX_CHARS};
 pub use widen::{WIDENED_DOUBLES, WIDENED_FLOATS, write_widened_float_table};
-pub use writer::{COMMIT_INTERVAL_MS, CheckpointOptions, Commit, DEFAULT_START_MS, TableWriter};
+pub use writer::{COMMIT_INTERVAL_MS, Commit, DEFAULT_START_MS, TableWriter};
 
 /// Re-exported so callers can build DVs' expected rows and inspect descriptors.
 pub use dar_dv;

@@ -14,7 +14,6 @@ use crate::actions::{
     DataFile, Metadata, Protocol, Tombstone, cdc_json, commit_info_json, commit_text,
 };
 use crate::builder::TableWriterBuilder;
-use crate::checkpoint::{self, CheckpointState};
 use crate::dv::{DvBatch, DvStorage, merge};
 use crate::error::{Result, TestkitError};
 use crate::json::Json;
@@ -52,47 +51,6 @@ pub(crate) fn encoded_path(segments: &[String]) -> String {
         .map(|s| uri_encode_segment(s))
         .collect::<Vec<_>>()
         .join("/")
-}
-
-/// How [`TableWriter::checkpoint_with`] writes a checkpoint.
-#[derive(Debug, Clone)]
-pub struct CheckpointOptions {
-    stats_json: bool,
-    stats_parsed: bool,
-    sidecars: usize,
-}
-
-impl Default for CheckpointOptions {
-    /// Classic, with JSON stats (`add.stats`) only.
-    fn default() -> Self {
-        Self {
-            stats_json: true,
-            stats_parsed: false,
-            sidecars: 0,
-        }
-    }
-}
-
-impl CheckpointOptions {
-    /// Whether adds carry `add.stats`, the JSON text (default: true).
-    pub fn with_stats_json(mut self, on: bool) -> Self {
-        self.stats_json = on;
-        self
-    }
-
-    /// Whether adds carry `add.stats_parsed`, the typed struct (default: false).
-    pub fn with_stats_parsed(mut self, on: bool) -> Self {
-        self.stats_parsed = on;
-        self
-    }
-
-    /// A V2 checkpoint whose adds are in `n` sidecar files (0, the
-    /// default: a classic single-file checkpoint). The table should use
-    /// the `v2Checkpoint` feature.
-    pub fn with_sidecars(mut self, n: usize) -> Self {
-        self.sidecars = n;
-        self
-    }
 }
 
 /// What one commit did.
@@ -556,126 +514,6 @@ impl TableWriter {
         Ok(commit)
     }
 
-    /// Writes a classic checkpoint of the current version
-    /// (`pad20(v).checkpoint.parquet`, JSON stats) and `_last_checkpoint`.
-    pub async fn checkpoint(&mut self) -> Result<()> {
-        self.checkpoint_with(&CheckpointOptions::default()).await
-    }
-
-    /// Writes a checkpoint of the current version as `options` says (which
-    /// stats columns; classic, or V2 with its adds in sidecars) and
-    /// `_last_checkpoint`.
-    pub async fn checkpoint_with(&mut self, options: &CheckpointOptions) -> Result<()> {
-        let stats = checkpoint::StatsColumns {
-            json: options.stats_json,
-            parsed: options.stats_parsed.then(|| {
-                let data: Vec<arrow_schema::Field> = self
-                    .physical_schema()
-                    .fields()
-                    .iter()
-                    .filter(|f| !self.metadata.partition_columns.contains(f.name()))
-                    .map(|f| f.as_ref().clone())
-                    .collect();
-                crate::stats_parsed::stats_parsed_fields(&arrow_schema::Schema::new(data))
-            }),
-        };
-        let (size_in_bytes, rows) = if options.sidecars == 0 {
-            let files: Vec<&DataFile> = self.files.values().collect();
-            let name = format!("{}.checkpoint.parquet", pad20(self.version));
-            let state = CheckpointState {
-                stats,
-                sidecar: false,
-                protocol: &self.protocol,
-                metadata: &self.metadata,
-                files,
-                tombstones: &self.tombstones,
-            };
-            let encoded = checkpoint::encode(&state, &name)?;
-            let (size, rows) = (encoded.bytes.len(), encoded.rows);
-            self.put(&["_delta_log".into(), name], encoded.bytes, PutMode::Create)
-                .await?;
-            (size, rows)
-        } else {
-            self.v2_checkpoint(stats, options.sidecars).await?
-        };
-        let hint = Json::object()
-            .with("version", Json::Int(self.version as i64))
-            .with("size", Json::Int(rows as i64))
-            .with("sizeInBytes", Json::Int(size_in_bytes as i64))
-            .with("numOfAddFiles", Json::Int(self.files.len() as i64));
-        let segments = ["_delta_log".into(), "_last_checkpoint".into()];
-        self.put(&segments, hint.render().into_bytes(), PutMode::Overwrite)
-            .await
-    }
-
-    /// A V2 checkpoint: its adds in `sidecars` Parquet files under
-    /// `_delta_log/_sidecars/`, and a JSON top-level file
-    /// (`pad20(v).checkpoint.<uuid>.json`) with the protocol, metadata,
-    /// `checkpointMetadata`, the sidecar references and the tombstones.
-    /// Returns the top-level file's size and action count.
-    async fn v2_checkpoint(
-        &mut self,
-        stats: checkpoint::StatsColumns,
-        sidecars: usize,
-    ) -> Result<(usize, usize)> {
-        let per = self.files.len().div_ceil(sidecars).max(1);
-        let names: Vec<String> = (0..self.files.len().div_ceil(per).max(1))
-            .map(|_| format!("{}.parquet", self.ids.uuid().hyphenated()))
-            .collect();
-        let top = format!(
-            "{}.checkpoint.{}.json",
-            pad20(self.version),
-            self.ids.uuid().hyphenated()
-        );
-        let files: Vec<&DataFile> = self.files.values().collect();
-        let mut lines = vec![
-            self.protocol.json(),
-            self.metadata.json(),
-            Json::object().with(
-                "checkpointMetadata",
-                Json::object().with("version", Json::Int(self.version as i64)),
-            ),
-        ];
-        let mut parts = Vec::new();
-        for (chunk, name) in files.chunks(per).zip(names) {
-            let state = CheckpointState {
-                stats: stats.clone(),
-                sidecar: true,
-                protocol: &self.protocol,
-                metadata: &self.metadata,
-                files: chunk.to_vec(),
-                tombstones: &[],
-            };
-            let encoded = checkpoint::encode(&state, &name)?;
-            parts.push((name, encoded.bytes));
-        }
-        for (name, bytes) in parts {
-            lines.push(
-                Json::object().with(
-                    "sidecar",
-                    Json::object()
-                        .with("path", Json::str(&name))
-                        .with("sizeInBytes", Json::Int(bytes.len() as i64))
-                        .with("modificationTime", Json::Int(self.timestamp(self.version))),
-                ),
-            );
-            let segments = ["_delta_log".into(), "_sidecars".into(), name];
-            self.put(&segments, bytes, PutMode::Create).await?;
-        }
-        for t in &self.tombstones {
-            lines.push(t.file.remove_json(t.deletion_timestamp, true));
-        }
-        let text = commit_text(&lines);
-        let (size, rows) = (text.len(), lines.len());
-        self.put(
-            &["_delta_log".into(), top],
-            text.into_bytes(),
-            PutMode::Create,
-        )
-        .await?;
-        Ok((size, rows))
-    }
-
     pub(crate) fn timestamp(&self, version: u64) -> i64 {
         self.start_ms + version as i64 * COMMIT_INTERVAL_MS
     }
@@ -755,7 +593,12 @@ impl TableWriter {
     /// Writes `bytes` under the root at the raw (not URI-encoded) segments.
     /// The raw segment is the object's key (`region=US%2FEast` on disk,
     /// matching the once-decoded `add.path`), so it is not re-encoded.
-    async fn put(&self, segments: &[String], bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+    pub(crate) async fn put(
+        &self,
+        segments: &[String],
+        bytes: Vec<u8>,
+        mode: PutMode,
+    ) -> Result<()> {
         let mut location = self.root.clone();
         for segment in segments {
             let part =
