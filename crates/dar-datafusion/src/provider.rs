@@ -237,7 +237,15 @@ impl DeltaTableProvider {
                 if let Some(l) = limit {
                     builder = builder.with_limit(l);
                 }
-                builder.build().map_err(scan_error)?
+                // Building prunes with the file index, which may be built
+                // now (a lazy index) and parse a predicate's column
+                // statistics: seconds of CPU on a table of millions of
+                // files. A blocking thread does it, so the runtime's
+                // workers go on serving other queries.
+                tokio::task::spawn_blocking(move || builder.build())
+                    .await
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?
+                    .map_err(scan_error)?
             }
         };
         if self.options.resolve_at_plan() {
