@@ -14,6 +14,7 @@ mod changes;
 mod claims;
 #[cfg(feature = "distributed")]
 mod distributed;
+mod duplicates;
 mod errors;
 mod files;
 mod info;

@@ -12,6 +12,7 @@ mod agree;
 mod changes;
 mod dat;
 mod deep;
+mod duplicates;
 mod kit;
 mod options;
 mod partitions;

@@ -17,6 +17,7 @@ mod claims;
 mod common;
 mod dat;
 mod data_cache;
+mod duplicates;
 mod edges;
 mod filter_steps;
 mod hardening;
