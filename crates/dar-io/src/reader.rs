@@ -421,9 +421,12 @@ impl ParquetReader {
             // footer's schema depth is checked before parquet decodes it;
             // parquet then finds the bytes in the buffers (no extra
             // request, unless the footer outgrows the hint, as before).
+            // At least the trailer, at most the object (an object shorter
+            // than a trailer is read whole and refused by parquet).
             let hint = u64::try_from(self.footer_hint)
                 .unwrap_or(u64::MAX)
-                .clamp(8, size);
+                .max(8)
+                .min(size);
             let mut tail = self.fetcher.fetch(size - hint..size, class).await?;
             let mut tail_start = size - hint;
             if let Some(need) = footer_span(&tail).filter(|n| *n > tail.len() as u64 && *n <= size)

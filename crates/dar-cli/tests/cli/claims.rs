@@ -13,7 +13,9 @@ use std::process::Output;
 use std::sync::Arc;
 
 use dar_testkit::child::{CHILD_ADDRESS_SPACE, bounded_command};
-use dar_testkit::claims::{CLAIM_MAX, CLAIMS, Claim, base_batch, table_with_claim, with_claim};
+use dar_testkit::claims::{
+    CLAIM_MAX, CLAIMS, Claim, base_batch, table_with_claim, table_with_file, with_claim,
+};
 use dar_testkit::{CheckpointOptions, TableWriter};
 use object_store::local::LocalFileSystem;
 
@@ -82,6 +84,26 @@ fn claimed_lengths_in_data_files_are_one_error_line() {
             let query = "SELECT count(*) FROM t WHERE id > 1";
             refused(&["sql", query, "--table", &table], "part-0.parquet", claim);
         }
+    }
+}
+
+/// A data file shorter than Parquet's 8-byte trailer is one error line
+/// naming it: reading its tail panicked in a decoder task (`its task
+/// stopped`), found by the `footer_scan` fuzz target once it stopped
+/// hiding panics.
+#[test]
+fn a_data_file_shorter_than_a_trailer_is_one_error_line() {
+    for bytes in [&b";"[..], b"PAR1", b"PAR1PAR"] {
+        let tmp = tempfile::tempdir().unwrap();
+        table_with_file(tmp.path(), bytes).unwrap();
+        let out = run(&["scan", &arg(tmp.path()), "--format", "null"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bytes:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{bytes:?}: {err}");
+        assert!(
+            err.contains("part-0.parquet") && !err.contains("task stopped"),
+            "{bytes:?}: {err}"
+        );
     }
 }
 

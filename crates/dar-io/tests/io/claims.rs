@@ -106,6 +106,25 @@ fn every_claim_is_an_error_on_every_path() {
     });
 }
 
+/// An object shorter than the 8-byte trailer, read whole or by its tail:
+/// an error naming it (the tail read's hint was clamped to [8, size] and
+/// panicked below 8 bytes, found by the `footer_scan` fuzz target once it
+/// stopped hiding panics).
+#[test]
+fn an_object_shorter_than_a_trailer_is_an_error() {
+    runtime().block_on(async {
+        for len in 0..8 {
+            for path in ROUTES {
+                let err = load(&b"PAR1PAR1"[..len], path, true).await.unwrap_err();
+                assert!(
+                    err.to_string().contains("part-0.parquet"),
+                    "{len} bytes by {path:?}: {err}"
+                );
+            }
+        }
+    });
+}
+
 /// A file with nested columns (a struct, a list), two row groups and the
 /// page index: more lists, counts and nesting to mutate than the base.
 fn nested_file() -> Vec<u8> {

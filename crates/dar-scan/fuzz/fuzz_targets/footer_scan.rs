@@ -1,15 +1,16 @@
 //! Arbitrary bytes as the one data file of a table, read by a full scan and
-//! a filtered one: rows, or an error naming the file — never a panic on
-//! the calling thread, never an abort (a stack overflow from a deep
-//! footer once was one). Panics inside parquet's decoder on a spawned
-//! decode task are dar's `TaskFailed` error, so the default panic report
-//! is silenced and only an unwinding panic here counts as a crash.
+//! a filtered one: rows, or an error of a kind that blames the input (the
+//! log, the file), the scan's errors naming the file. dar failing is a
+//! finding: an error of kind `Internal` (a decoder task that stopped, an
+//! Arrow kernel failing on batches dar built), and any panic, on the
+//! calling thread or in a spawned decoder task (libfuzzer's panic hook
+//! aborts the process on a panic in any thread; nothing here silences it).
 #![no_main]
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use dar_scan::{Table, TableOptions};
+use dar_scan::{ErrorKind, ScanError, Table, TableOptions};
 use futures::TryStreamExt;
 use libfuzzer_sys::fuzz_target;
 use object_store::memory::InMemory;
@@ -20,8 +21,17 @@ const LOG: &str = r#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
 {"metaData":{"id":"fuzz","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},{\"name\":\"s\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{},"createdTime":0}}
 "#;
 
+/// The value, or `None` for an error that blames the input; an internal
+/// error is dar's bug, a finding.
+fn judged<T>(result: Result<T, ScanError>) -> Option<T> {
+    match result {
+        Ok(v) => Some(v),
+        Err(e) if e.kind() == ErrorKind::Internal => panic!("internal error: {e}"),
+        Err(_) => None,
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
-    std::panic::set_hook(Box::new(|_| {}));
     let Ok(rt) = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -44,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
         let Ok(table_store) = dar_io::TableStore::builder("memory://t").with_store(store).build() else {
             return;
         };
-        let Ok(table) = Table::from_store(table_store, TableOptions::new()).await else {
+        let Some(table) = judged(Table::from_store(table_store, TableOptions::new()).await) else {
             return;
         };
         for filter in [None, Some("a > 3 AND s LIKE 'x%'")] {
@@ -52,9 +62,15 @@ fuzz_target!(|data: &[u8]| {
             if let Some(f) = filter {
                 scan = scan.with_predicate_sql(f);
             }
-            if let Ok(plan) = scan.build() {
-                let _ = plan.execute().try_collect::<Vec<_>>().await;
+            let Some(plan) = judged(scan.build()) else {
+                continue;
+            };
+            let read = plan.execute().try_collect::<Vec<_>>().await;
+            if let Err(e) = &read {
+                let text = e.to_string();
+                assert!(text.contains("p.parquet"), "an error not naming the file: {text}");
             }
+            judged(read);
         }
     });
 });
