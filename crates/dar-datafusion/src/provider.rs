@@ -242,10 +242,18 @@ impl DeltaTableProvider {
                 // statistics: seconds of CPU on a table of millions of
                 // files. A blocking thread does it, so the runtime's
                 // workers go on serving other queries.
-                tokio::task::spawn_blocking(move || builder.build())
-                    .await
-                    .map_err(|e| DataFusionError::External(Box::new(e)))?
-                    .map_err(scan_error)?
+                // Outside a multi-threaded Tokio runtime (DataFusion
+                // Python calls through its FFI without one) it is built
+                // here.
+                match tokio::runtime::Handle::try_current() {
+                    Ok(rt) if rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                        rt.spawn_blocking(move || builder.build())
+                            .await
+                            .map_err(|e| DataFusionError::External(Box::new(e)))?
+                    }
+                    _ => builder.build(),
+                }
+                .map_err(scan_error)?
             }
         };
         if self.options.resolve_at_plan() {

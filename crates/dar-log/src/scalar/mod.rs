@@ -9,9 +9,9 @@ mod builder;
 mod parse;
 
 pub(crate) use self::builder::ScalarBuilder;
+pub(crate) use self::parse::parse_integer;
 #[cfg(test)]
 pub(crate) use self::parse::{parse_decimal, parse_timestamp};
-pub(crate) use self::parse::parse_integer;
 
 /// Casts a checkpoint column to a table type, treating every timestamp as
 /// epoch-based whatever its zone label: arrow-cast would otherwise shift
