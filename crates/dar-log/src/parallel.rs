@@ -35,24 +35,20 @@ pub(crate) async fn thread() -> Option<SemaphorePermit<'static>> {
 }
 
 /// `work` of every item, results in item order: on the calling thread and
-/// on as many helper threads as the budget has free (none when it has
-/// none: then all on the calling thread), each taking the next item not
-/// yet taken. An item whose thread panicked yields `panicked(item)`.
+/// on helper threads, each taking the next item not yet taken. Before each
+/// item it takes, the calling thread adds a helper for the items left
+/// beyond the threads at work, while the budget has a thread free (none
+/// free: all on the calling thread; one freed later, by a decoding task
+/// that ends, joins in). An item whose work panicked yields
+/// `panicked(item)`.
 pub(crate) fn run_parallel<I: Sync, T: Send, E: Send>(
     items: &[I],
     work: impl Fn(&I) -> Result<T, E> + Sync,
     panicked: impl Fn(&I) -> E + Sync,
 ) -> Vec<Result<T, E>> {
-    let mut helpers = Vec::new();
-    while helpers.len() + 1 < items.len() {
-        match budget().try_acquire() {
-            Ok(permit) => helpers.push(permit),
-            Err(_) => break,
-        }
-    }
     let one =
         |i: &I| catch_unwind(AssertUnwindSafe(|| work(i))).unwrap_or_else(|_| Err(panicked(i)));
-    if helpers.is_empty() {
+    if items.len() <= 1 {
         return items.iter().map(one).collect();
     }
     let next = AtomicUsize::new(0);
@@ -69,19 +65,28 @@ pub(crate) fn run_parallel<I: Sync, T: Send, E: Send>(
     let run = &run;
     let mut results: Vec<Option<Result<T, E>>> = items.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
-        let handles: Vec<_> = helpers
-            .into_iter()
-            .map(|permit| {
-                scope.spawn(move || {
+        let mut helpers = Vec::new();
+        let mut mine = Vec::new();
+        loop {
+            let left = items.len().saturating_sub(next.load(Ordering::Relaxed));
+            if left > helpers.len() + 1
+                && let Ok(permit) = budget().try_acquire()
+            {
+                helpers.push(scope.spawn(move || {
                     let _permit = permit;
                     run()
-                })
-            })
-            .collect();
-        // The calling thread works too. Each item's panic is caught where
-        // it runs: no thread ends early.
-        let mine = run();
-        let theirs = handles
+                }));
+                continue;
+            }
+            // The calling thread works too. Each item's panic is caught
+            // where it runs: no thread ends early.
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else {
+                break;
+            };
+            mine.push((i, one(item)));
+        }
+        let theirs = helpers
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default());
         for (i, r) in mine.into_iter().chain(theirs) {
