@@ -24,7 +24,20 @@ impl Worker {
     /// A worker with `args` after `worker --listen 127.0.0.1:0`, and
     /// `DAR_WORKER_TOKEN` set to `token` (or unset).
     fn start_with(args: &[&str], token: Option<&str>) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_dar"));
+        Self::spawn(Command::new(env!("CARGO_BIN_EXE_dar")), args, token)
+    }
+
+    /// A worker bounded to 8 GiB of address space (an allocation past it
+    /// fails and aborts the worker, on any machine).
+    fn start_bounded() -> Self {
+        let dar = Path::new(env!("CARGO_BIN_EXE_dar"));
+        let command =
+            dar_testkit::child::bounded_command(dar, dar_testkit::child::CHILD_ADDRESS_SPACE);
+        Self::spawn(command, &[], None)
+    }
+
+    /// `command` (the `dar` binary) run as a worker.
+    fn spawn(mut command: Command, args: &[&str], token: Option<&str>) -> Self {
         command
             .args(["worker", "--listen", "127.0.0.1:0"])
             .args(args)
@@ -50,6 +63,11 @@ impl Worker {
             address,
             _stdout: stdout,
         }
+    }
+
+    /// Whether the worker process is still running.
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     fn kill(&mut self) {
@@ -657,4 +675,65 @@ fn workers_with_a_token_and_tls_serve_only_callers_with_both() {
     assert!(err.contains("invalid --token-file"), "{err}");
     assert!(err.contains("at least 16"), "{err}");
     assert!(!err.contains("tiny-secret"), "{err}");
+}
+
+/// Issue 33, item 8 on workers: one data file of eight whose footer claims
+/// 2^31-1 row groups, or whose page index claims 2^31-1 page locations,
+/// read by a worker, is the query's one error line naming the file and
+/// the worker, and both workers live on (a worker died of SIGABRT:
+/// parquet allocated for the claim; each runs bounded to 8 GiB so that it
+/// would on any machine).
+#[test]
+fn workers_refuse_a_claimed_length_and_live_on() {
+    use dar_testkit::HandTable;
+    use dar_testkit::claims::{CLAIM_MAX, CLAIMS, base_file, with_claim};
+    use serde_json::json;
+
+    let mut workers: Vec<Worker> = (0..2).map(|_| Worker::start_bounded()).collect();
+    let base = base_file().unwrap();
+    for name in ["row groups", "page locations"] {
+        let claim = CLAIMS.iter().find(|c| c.name == name).unwrap();
+        let hostile = with_claim(&base, claim, CLAIM_MAX).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let mut t = HandTable::new(tmp.path()).unwrap();
+        let columns = json!([
+            HandTable::field("id", json!("long"), json!({})),
+            HandTable::field("s", json!("string"), json!({})),
+        ]);
+        let mut actions = vec![
+            HandTable::protocol(),
+            HandTable::metadata(columns, &[], json!({})),
+        ];
+        for i in 0..8 {
+            let bytes = if i == 5 { &hostile } else { &base };
+            let file = format!("part-{i}.parquet");
+            std::fs::write(tmp.path().join(&file), bytes).unwrap();
+            actions.push(HandTable::add(&file, bytes.len() as u64, json!({}), None));
+        }
+        t.commit(&actions).unwrap();
+        let table = format!("t={}", arg(tmp.path()));
+        let out = dar()
+            .args([
+                "sql",
+                "SELECT count(*) FROM t WHERE id > 1",
+                "--table",
+                &table,
+            ])
+            .args(["--workers", &addresses(&workers)])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(
+            err.contains("worker 127.0.0.1:")
+                && err.contains("part-5.parquet")
+                && err.contains("claims"),
+            "{name}: {err}"
+        );
+        assert!(
+            workers.iter_mut().all(Worker::alive),
+            "{name}: a worker died"
+        );
+    }
 }
