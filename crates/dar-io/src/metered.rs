@@ -502,7 +502,7 @@ impl<T: ObjectStore> MeteredStore<T> {
         self.metrics.inner.writes.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn count_list(&self) {
+    fn count_list(&self, _prefix: Option<&Path>, _offset: Option<&Path>) {
         self.metrics.inner.lists.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -30,7 +30,7 @@ mod s3_server;
 pub mod stores;
 
 pub use paged_parquet::paged_parquet;
-pub use recording::{RecordedGet, RecordingStore};
+pub use recording::{RecordedGet, RecordedList, RecordingStore};
 pub use s3_server::S3Server;
 pub use stores::{Azurite, FakeGcs};
 

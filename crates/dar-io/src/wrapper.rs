@@ -12,7 +12,8 @@
 ///   `async fn method(&self, &Path, GetOptions) -> object_store::Result<GetResult>`.
 /// - `writes = a, lists = b` (optional): inherent `fn a(&self)` runs before
 ///   each write (put, multipart, delete, copy, rename) is forwarded and
-///   `fn b(&self)` before each list.
+///   `fn b(&self, prefix: Option<&Path>, offset: Option<&Path>)` before each
+///   list (with the offset of `list_with_offset`).
 ///
 /// A macro rather than a trait: `impl<W: Local> ObjectStore for W` is not
 /// allowed for a foreign trait, and `#[async_trait]` must see the whole impl.
@@ -74,7 +75,7 @@ macro_rules! wrapper_store {
                 'static,
                 ::object_store::Result<::object_store::ObjectMeta>,
             > {
-                $(self.$list();)?
+                $(self.$list(prefix, None);)?
                 self.inner.list(prefix)
             }
 
@@ -86,7 +87,7 @@ macro_rules! wrapper_store {
                 'static,
                 ::object_store::Result<::object_store::ObjectMeta>,
             > {
-                $(self.$list();)?
+                $(self.$list(prefix, Some(offset));)?
                 self.inner.list_with_offset(prefix, offset)
             }
 
@@ -94,7 +95,7 @@ macro_rules! wrapper_store {
                 &self,
                 prefix: Option<&::object_store::path::Path>,
             ) -> ::object_store::Result<::object_store::ListResult> {
-                $(self.$list();)?
+                $(self.$list(prefix, None);)?
                 self.inner.list_with_delimiter(prefix).await
             }
 

@@ -2,16 +2,19 @@
 //! chain of the same per-file values as a scan.
 //!
 //! ```text
-//! Table::changes(start, end) ── dar-log ChangeFeed (range, states at both
-//!   │                            ends, checks)
-//! ChangesBuilder::build ── commits streamed (read concurrently, parsed
-//!   │   once): per commit a FileIndex of its change files ─► dar-prune
-//!   │   over it ─► ScanTask per kept file: `_commit_version` and
-//!   │   `_commit_timestamp` as partition values, `_change_type` a task
-//!   │   column (the action's, or the cdc file's own), `paired_dv` for the
-//!   │   two sides of a replaced DV
-//!   ▼
-//! ScanPlan (the one executor, the same stages, serde tasks, metrics)
+//! Table::changes(start, end)
+//! ChangesBuilder::open ── dar-log ChangeFeed (range resolved, end checked)
+//!   │                      ─► ChangeScan
+//! commits streamed (read a few ahead, parsed once, the configuration
+//!   │   evolved commit by commit): per commit a FileIndex of its change
+//!   │   files ─► dar-prune over it ─► ScanTask per kept file:
+//!   │   `_commit_version` and `_commit_timestamp` as partition values,
+//!   │   `_change_type` a task column (the action's, or the cdc file's
+//!   │   own), `paired_dv` for the two sides of a replaced DV
+//!   ├─ ChangeScan::execute: each commit's tasks to the one executor as
+//!   │  they come (rows of the first commits before later ones are read)
+//!   └─ ChangeScan::plan / ChangesBuilder::build: every task collected
+//!      into a ScanPlan (engines that split or ship tasks)
 //! ```
 //!
 //! The output is the table's logical columns at the end version (or the
@@ -23,22 +26,26 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, StringArray, TimestampMicrosecondArray};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use dar_log::changes::CHANGE_COLUMNS;
 use dar_log::checkpoint::CheckpointIo;
-use dar_log::{ChangeBound, ChangeFeed};
+use dar_log::{ChangeBound, ChangeFeed, CommitChanges};
 use dar_prune::{Expr, Scalar};
-use futures::TryStreamExt;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 
 use crate::builder::{PredicateInput, ScanBuilder};
 use crate::context::ScanContext;
 use crate::error::Result;
+use crate::exec;
 use crate::file_pruning as files;
-use crate::metrics::Stage;
+use crate::metrics::{ScanMetrics, Stage};
 use crate::plan::ScanPlan;
 use crate::spec::{ScanSpec, producer};
+use crate::stages;
 use crate::table::Table;
+use crate::task::ScanTask;
 
 /// The `_change_type` column.
 pub const CHANGE_TYPE: &str = CHANGE_COLUMNS[0];
@@ -157,83 +164,43 @@ impl ChangesBuilder {
         self
     }
 
-    /// Resolves the range, reads its commits (concurrently, each once,
-    /// none kept), prunes their change files with the predicate and
-    /// returns the plan: one [`crate::ScanTask`] per change file, in
-    /// commit order.
+    /// Opens the feed: resolves the range against the log and checks its
+    /// end (its schema is the feed's); no commit of the range is read yet.
+    /// Run it commit by commit with [`ChangeScan::execute`], or collect
+    /// its tasks with [`ChangeScan::plan`].
     ///
     /// # Errors
     ///
     /// [`ScanError::Log`] for a range the log cannot give: a start after
-    /// the end or beyond the latest version, a timestamp outside the
-    /// history, a commit removed by log cleanup, the feed off or a schema
-    /// change the end schema cannot read at some version of the range
-    /// (each names the version); the errors of [`ScanBuilder::build`] for
-    /// options, columns and the predicate.
-    pub async fn build(self) -> Result<ScanPlan> {
+    /// the end or beyond the latest version, a start timestamp after the
+    /// last commit or an end timestamp before the first, a commit removed
+    /// by log cleanup, an end version dar cannot read; the errors of
+    /// [`ScanBuilder::build`] for options, columns and the predicate.
+    ///
+    /// [`ScanError::Log`]: crate::ScanError::Log
+    pub async fn open(self) -> Result<ChangeScan> {
         let (table, feed, context) = self.prepare().await?;
-        let metrics = context.metrics().clone();
-        let state = Arc::clone(context.state());
-        let logical = state.predicate.as_ref().map(|p| &p.logical);
-        let properties = &feed.metadata().configuration;
-        let mut tasks = Vec::new();
-        // Commit files in flight as a scan has data files in flight (64 on
-        // object storage, where each read is a round trip), at least 8.
-        let mut commits = feed.commits_ahead(context.runtime().files_in_flight().max(8));
-        while let Some(commit) = commits.try_next().await.map_err(|e| table.log_error(e))? {
-            let index = &commit.files;
-            let micros = commit.timestamp_ms.saturating_mul(1000);
-            let version = i64::try_from(commit.version).unwrap_or(i64::MAX);
-            let (kept, pruned) = {
-                let _t = metrics.time(Stage::FilePruning);
-                // The commit's version and timestamp prune like partition
-                // values: exact for every file of the commit.
-                let n = index.len();
-                let constants: [(&str, ArrayRef); 2] = [
-                    (COMMIT_VERSION, Arc::new(Int64Array::from(vec![version; n]))),
-                    (
-                        COMMIT_TIMESTAMP,
-                        Arc::new(
-                            TimestampMicrosecondArray::from(vec![micros; n]).with_timezone("UTC"),
-                        ),
-                    ),
-                ];
-                let kinds: ArrayRef = Arc::new(StringArray::from(
-                    commit
-                        .sources
-                        .iter()
-                        .map(|s| s.change_type())
-                        .collect::<Vec<_>>(),
-                ));
-                let known = [(CHANGE_TYPE, kinds)];
-                let extra = files::ExtraColumns {
-                    constants: &constants,
-                    known: &known,
-                };
-                files::prune_with(index, properties, logical, &extra)
-                    .map_err(|e| table.log_error(e))?
-            };
-            metrics.add_files_total(index.len() as u64);
-            metrics.add_index_bytes(index.memory_size() as u64);
-            metrics.add_files_pruned(pruned as u64);
-            for i in kept {
-                let mut task = files::task(index, i).map_err(|e| table.log_error(e))?;
-                if !commit.has_size[i] {
-                    task.size = None;
-                }
-                task.paired_dv = commit.paired_dv[i].clone();
-                task.partition_values.extend([
-                    (COMMIT_VERSION.to_string(), Scalar::Int64(version)),
-                    (COMMIT_TIMESTAMP.to_string(), Scalar::Timestamp(micros)),
-                ]);
-                if let Some(kind) = commit.sources[i].change_type() {
-                    task.partition_values
-                        .push((CHANGE_TYPE.to_string(), Scalar::Utf8(kind.to_string())));
-                }
-                tasks.push(task);
-            }
-        }
-        Ok(ScanPlan::new(context, tasks))
+        Ok(ChangeScan {
+            table,
+            feed,
+            context,
+        })
+    }
+
+    /// Resolves the range, reads its commits (concurrently, each once,
+    /// none kept), prunes their change files with the predicate and
+    /// returns the plan: one [`crate::ScanTask`] per change file, in
+    /// commit order. For an engine that splits or ships the tasks; to read
+    /// the rows, [`ChangesBuilder::open`] and [`ChangeScan::execute`]
+    /// stream them commit by commit instead.
+    ///
+    /// # Errors
+    ///
+    /// As [`ChangesBuilder::open`], and the refusals only a commit shows:
+    /// the feed off or a schema change the end schema cannot read at the
+    /// start or at some version of the range (each names the version).
+    pub async fn build(self) -> Result<ScanPlan> {
+        self.open().await?.plan().await
     }
 
     /// The feed's output schema (as [`ScanPlan::schema`] of its plan)
@@ -243,11 +210,9 @@ impl ChangesBuilder {
     ///
     /// # Errors
     ///
-    /// As [`ChangesBuilder::build`], but for refusals only a commit of the
-    /// range shows (they come from `build`).
+    /// As [`ChangesBuilder::open`].
     pub async fn schema(self) -> Result<arrow_schema::SchemaRef> {
-        let (_, _, context) = self.prepare().await?;
-        Ok(Arc::clone(context.schema()))
+        Ok(Arc::clone(self.open().await?.schema()))
     }
 
     /// The feed opened, and the scan's context: everything before the
@@ -321,5 +286,161 @@ impl ChangesBuilder {
         };
         let context = ScanContext::new(spec, runtime)?;
         Ok((table, feed, context))
+    }
+}
+
+/// A change data feed opened ([`ChangesBuilder::open`]): its range
+/// resolved to versions and its end checked, ready to run.
+#[derive(Debug, Clone)]
+pub struct ChangeScan {
+    table: Table,
+    feed: ChangeFeed,
+    context: ScanContext,
+}
+
+impl ChangeScan {
+    /// The first version of the range.
+    pub fn start(&self) -> u64 {
+        self.feed.start()
+    }
+
+    /// The last version of the range.
+    pub fn end(&self) -> u64 {
+        self.feed.end()
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> &arrow_schema::SchemaRef {
+        self.context.schema()
+    }
+
+    /// The live metrics of this feed's runs.
+    pub fn metrics(&self) -> &ScanMetrics {
+        self.context.metrics()
+    }
+
+    /// Runs the feed commit by commit: the state before the start is
+    /// replayed and checked first; then each commit is read (a few ahead
+    /// of the files being read), its change files pruned and read as soon
+    /// as it is parsed, so the rows of the first commits come out before
+    /// the later commits are read, and a limit stops reading commits too.
+    /// Batches come in commit order unless the scan is unordered.
+    ///
+    /// # Errors
+    ///
+    /// The stream's items: the refusals of [`ChangesBuilder::build`]
+    /// (after the rows of the commits before a refused one), and those of
+    /// [`ScanPlan::execute`].
+    pub fn execute(&self) -> BoxStream<'static, Result<RecordBatch>> {
+        let this = self.clone();
+        let error = self.table.clone();
+        let tasks = self
+            .commits()
+            .map_err(move |e| error.log_error(e))
+            .and_then(move |commit| {
+                let tasks = this.tasks_of(&commit).inspect(|tasks| {
+                    let (_, runtime, live) = this.context.parts();
+                    stages::dv::note(tasks, runtime, &live.dv_files);
+                });
+                futures::future::ready(tasks.map(|t| futures::stream::iter(t.into_iter().map(Ok))))
+            })
+            .try_flatten()
+            .boxed();
+        exec::run_stream(&self.context, tasks)
+    }
+
+    /// Runs the feed and collects the batches.
+    ///
+    /// # Errors
+    ///
+    /// As [`ChangeScan::execute`].
+    pub async fn collect(&self) -> Result<Vec<RecordBatch>> {
+        self.execute().try_collect().await
+    }
+
+    /// Reads every commit of the range and returns the plan of all its
+    /// change files (see [`ChangesBuilder::build`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`ChangesBuilder::build`].
+    pub async fn plan(&self) -> Result<ScanPlan> {
+        let mut tasks = Vec::new();
+        let mut commits = self.commits();
+        while let Some(commit) = commits
+            .try_next()
+            .await
+            .map_err(|e| self.table.log_error(e))?
+        {
+            tasks.extend(self.tasks_of(&commit)?);
+        }
+        Ok(ScanPlan::new(self.context.clone(), tasks))
+    }
+
+    /// The commits of the range, read as many ahead as the scan has files
+    /// in flight (64 on object storage, where each read is a round trip),
+    /// at least 8.
+    fn commits(&self) -> BoxStream<'static, dar_log::Result<CommitChanges>> {
+        let ahead = self.context.runtime().files_in_flight().max(8);
+        self.feed.commits_ahead(ahead)
+    }
+
+    /// The tasks of the change files of `commit` that the predicate keeps.
+    fn tasks_of(&self, commit: &CommitChanges) -> Result<Vec<ScanTask>> {
+        let table = &self.table;
+        let metrics = self.context.metrics();
+        let state = self.context.state();
+        let logical = state.predicate.as_ref().map(|p| &p.logical);
+        let properties = &self.feed.metadata().configuration;
+        let index = &commit.files;
+        let micros = commit.timestamp_ms.saturating_mul(1000);
+        let version = i64::try_from(commit.version).unwrap_or(i64::MAX);
+        let (kept, pruned) = {
+            let _t = metrics.time(Stage::FilePruning);
+            // The commit's version and timestamp prune like partition
+            // values: exact for every file of the commit.
+            let n = index.len();
+            let constants: [(&str, ArrayRef); 2] = [
+                (COMMIT_VERSION, Arc::new(Int64Array::from(vec![version; n]))),
+                (
+                    COMMIT_TIMESTAMP,
+                    Arc::new(TimestampMicrosecondArray::from(vec![micros; n]).with_timezone("UTC")),
+                ),
+            ];
+            let kinds: ArrayRef = Arc::new(StringArray::from(
+                commit
+                    .sources
+                    .iter()
+                    .map(|s| s.change_type())
+                    .collect::<Vec<_>>(),
+            ));
+            let known = [(CHANGE_TYPE, kinds)];
+            let extra = files::ExtraColumns {
+                constants: &constants,
+                known: &known,
+            };
+            files::prune_with(index, properties, logical, &extra).map_err(|e| table.log_error(e))?
+        };
+        metrics.add_files_total(index.len() as u64);
+        metrics.add_index_bytes(index.memory_size() as u64);
+        metrics.add_files_pruned(pruned as u64);
+        let mut tasks = Vec::with_capacity(kept.len());
+        for i in kept {
+            let mut task = files::task(index, i).map_err(|e| table.log_error(e))?;
+            if !commit.has_size[i] {
+                task.size = None;
+            }
+            task.paired_dv = commit.paired_dv[i].clone();
+            task.partition_values.extend([
+                (COMMIT_VERSION.to_string(), Scalar::Int64(version)),
+                (COMMIT_TIMESTAMP.to_string(), Scalar::Timestamp(micros)),
+            ]);
+            if let Some(kind) = commit.sources[i].change_type() {
+                task.partition_values
+                    .push((CHANGE_TYPE.to_string(), Scalar::Utf8(kind.to_string())));
+            }
+            tasks.push(task);
+        }
+        Ok(tasks)
     }
 }

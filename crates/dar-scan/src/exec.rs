@@ -14,28 +14,41 @@
 //!   meet the limit).
 //! - Outside a runtime, files are polled by the caller.
 //! - The stream stops all I/O at the limit and after the first error.
+//!
+//! The tasks are a plan's list, or a stream of them found as the scan
+//! goes ([`run_stream`]: a change data feed, commit by commit), which is
+//! polled only as far as the files in flight need.
 
+use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 
 use crate::context::ScanContext;
+use crate::error::Result;
 use crate::limit::LimitStream;
 use crate::readahead;
 use crate::stages::{self, Batches};
 use crate::task::ScanTask;
 
+/// Tasks found as the scan goes; an error ends the scan where it stands.
+pub(crate) type TaskStream = BoxStream<'static, Result<ScanTask>>;
+
 /// One file's batches, decoded in up to `parts` parts, an error ending
-/// them.
-async fn file_stream(ctx: ScanContext, task: ScanTask, parts: usize) -> Batches {
-    match stages::open(ctx, task, parts).await {
+/// them (also the error that stood in the task stream for the file).
+async fn file_stream(ctx: ScanContext, task: Result<ScanTask>, parts: usize) -> Batches {
+    let opened = match task {
+        Ok(task) => stages::open(ctx, task, parts).await,
+        Err(e) => Err(e),
+    };
+    match opened {
         Ok(s) => s,
         Err(e) => futures::stream::once(futures::future::ready(Err(e))).boxed(),
     }
 }
 
 /// Files opened and decoded on the polling task.
-fn inline_files(ctx: &ScanContext, tasks: Vec<ScanTask>, concurrency: usize) -> Batches {
+fn inline_files(ctx: &ScanContext, tasks: TaskStream, concurrency: usize) -> Batches {
     let open_ctx = ctx.clone();
-    let opens = futures::stream::iter(tasks).map(move |t| file_stream(open_ctx.clone(), t, 1));
+    let opens = tasks.map(move |t| file_stream(open_ctx.clone(), t, 1));
     if ctx.state().spec.ordered {
         // The file being decoded plus up to `concurrency - 1` opened
         // (footer, page index, DV) ahead of it.
@@ -72,12 +85,19 @@ fn parts_per_file(files: usize) -> usize {
 
 /// Files each opened and decoded on a spawned task (inline when polled
 /// outside a Tokio runtime).
-fn spawned_files(ctx: &ScanContext, tasks: Vec<ScanTask>, concurrency: usize) -> Batches {
+fn spawned_files(
+    ctx: &ScanContext,
+    tasks: TaskStream,
+    parts: usize,
+    concurrency: usize,
+) -> Batches {
     let file_ctx = ctx.clone();
-    let parts = parts_per_file(tasks.len());
     // Called as the consumer pulls the file in: inside its runtime.
-    let file = move |t: ScanTask| {
-        let path = t.object_path.clone();
+    let file = move |t: Result<ScanTask>| {
+        let path = t
+            .as_ref()
+            .map(|t| t.object_path.clone())
+            .unwrap_or_default();
         let batches = file_stream(file_ctx.clone(), t, parts)
             .flatten_stream()
             .boxed();
@@ -85,21 +105,33 @@ fn spawned_files(ctx: &ScanContext, tasks: Vec<ScanTask>, concurrency: usize) ->
     };
     if ctx.state().spec.ordered {
         // The file being consumed plus the next ones, all running.
-        readahead::InOrder::new(tasks.into_iter().map(file), concurrency).boxed()
+        readahead::InOrder::new(tasks.map(file), concurrency).boxed()
     } else {
-        futures::stream::iter(tasks)
-            .map(file)
-            .flatten_unordered(concurrency)
-            .boxed()
+        tasks.map(file).flatten_unordered(concurrency).boxed()
     }
 }
 
 /// Runs `tasks` with `ctx` as one stream (see the module doc).
 pub(crate) fn run(ctx: &ScanContext, tasks: Vec<ScanTask>) -> Batches {
+    let parts = parts_per_file(tasks.len());
+    run_tasks(
+        ctx,
+        futures::stream::iter(tasks.into_iter().map(Ok)).boxed(),
+        parts,
+    )
+}
+
+/// Runs the tasks of `tasks` as they come, each file decoded in one part
+/// (how many files follow is not known).
+pub(crate) fn run_stream(ctx: &ScanContext, tasks: TaskStream) -> Batches {
+    run_tasks(ctx, tasks, 1)
+}
+
+fn run_tasks(ctx: &ScanContext, tasks: TaskStream, parts: usize) -> Batches {
     let (state, runtime, live) = ctx.parts();
     let concurrency = runtime.files_in_flight();
     let batches = match state.spec.limit {
-        None => spawned_files(ctx, tasks, concurrency),
+        None => spawned_files(ctx, tasks, parts, concurrency),
         // A limit without a predicate is met by the first files: open them
         // one at a time so no further file is touched.
         Some(_) if state.predicate.is_none() => inline_files(ctx, tasks, 1),

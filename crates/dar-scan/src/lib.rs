@@ -90,7 +90,7 @@ mod task;
 mod tests;
 
 pub use builder::{DEFAULT_BATCH_SIZE, ScanBuilder};
-pub use changes::{CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, ChangesBuilder};
+pub use changes::{CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, ChangeScan, ChangesBuilder};
 pub use context::ScanContext;
 pub use error::{Result, ScanError};
 pub use files::{FileColumns, files_batch};

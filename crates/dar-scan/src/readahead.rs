@@ -241,40 +241,52 @@ fn stop_reason(e: tokio::task::JoinError) -> String {
 
 /// Files in plan order with up to `in_flight` of them started at once: the
 /// one being consumed and the next ones, each already running on its task
-/// (started here, not when the consumer reaches it).
-pub(crate) struct InOrder<I> {
-    files: I,
+/// (started here, not when the consumer reaches it). The files come from a
+/// stream, so a plan can hand them over as it finds them (a change data
+/// feed, commit by commit): a file not yet available never holds up the
+/// ones running.
+pub(crate) struct InOrder<S> {
+    files: S,
+    /// Whether `files` has ended.
+    listed: bool,
     running: VecDeque<BoxStream<'static, Result<RecordBatch>>>,
     in_flight: usize,
 }
 
-impl<I> InOrder<I> {
-    pub(crate) fn new(files: I, in_flight: usize) -> Self {
+impl<S> InOrder<S> {
+    pub(crate) fn new(files: S, in_flight: usize) -> Self {
         Self {
             files,
+            listed: false,
             running: VecDeque::new(),
             in_flight: in_flight.max(1),
         }
     }
 }
 
-impl<I> Stream for InOrder<I>
+impl<S> Stream for InOrder<S>
 where
-    I: Iterator<Item = BoxStream<'static, Result<RecordBatch>>> + Unpin,
+    S: Stream<Item = BoxStream<'static, Result<RecordBatch>>> + Unpin,
 {
     type Item = Result<RecordBatch>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         loop {
-            while this.running.len() < this.in_flight {
-                match this.files.next() {
-                    Some(file) => this.running.push_back(file),
-                    None => break,
+            while !this.listed && this.running.len() < this.in_flight {
+                match this.files.poll_next_unpin(cx) {
+                    Poll::Ready(Some(file)) => this.running.push_back(file),
+                    Poll::Ready(None) => this.listed = true,
+                    // Woken when the next file is available.
+                    Poll::Pending => break,
                 }
             }
             let Some(front) = this.running.front_mut() else {
-                return Poll::Ready(None);
+                return if this.listed {
+                    Poll::Ready(None)
+                } else {
+                    Poll::Pending
+                };
             };
             match front.poll_next_unpin(cx) {
                 Poll::Ready(None) => {
@@ -396,7 +408,7 @@ mod tests {
                 spawn_file(format!("f{f}"), file, &budget)
             }
         });
-        let mut s = InOrder::new(files, 3);
+        let mut s = InOrder::new(futures::stream::iter(files), 3);
         let first = s.next().await.unwrap().unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         // Files 0, 1 and 2 run; file 3 waits for a free place.

@@ -2,7 +2,8 @@
 //! Parquet files and commit lines exactly as a test gives them — for logs
 //! that no writer produces (contradictory statistics, widened types with
 //! old stats, odd partition values, hostile numbers) and that a reader
-//! must still answer exactly or refuse clearly.
+//! must still answer exactly or refuse clearly. The actions themselves
+//! come from [`crate::log_json`].
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -10,9 +11,10 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::error::{Result, TestkitError};
+use crate::log_json;
 
 /// A table directory and the next commit version.
 #[derive(Debug)]
@@ -90,53 +92,27 @@ impl HandTable {
 
     /// A `protocol` action of reader/writer version 1/2 (no features).
     pub fn protocol() -> Value {
-        json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}})
+        log_json::protocol()
     }
 
     /// A `protocol` action with table features (reader version 3, writer 7).
     pub fn protocol_with(reader_features: &[&str]) -> Value {
-        json!({"protocol": {
-            "minReaderVersion": 3,
-            "minWriterVersion": 7,
-            "readerFeatures": reader_features,
-            "writerFeatures": reader_features,
-        }})
+        log_json::protocol_with(reader_features)
     }
 
-    /// A `metaData` action with `fields` (Delta struct fields as JSON),
-    /// `partition_columns` and `configuration`.
+    /// A `metaData` action (see [`log_json::metadata`]).
     pub fn metadata(fields: Value, partition_columns: &[&str], configuration: Value) -> Value {
-        let schema = json!({"type": "struct", "fields": fields});
-        json!({"metaData": {
-            "id": "hand-written",
-            "format": {"provider": "parquet", "options": {}},
-            "schemaString": schema.to_string(),
-            "partitionColumns": partition_columns,
-            "configuration": configuration,
-            "createdTime": 0,
-        }})
+        log_json::metadata(fields, partition_columns, configuration)
     }
 
-    /// A Delta struct field.
+    /// A Delta struct field (see [`log_json::field`]).
     pub fn field(name: &str, data_type: Value, metadata: Value) -> Value {
-        json!({"name": name, "type": data_type, "nullable": true, "metadata": metadata})
+        log_json::field(name, data_type, metadata)
     }
 
-    /// An `add` action for `path` of `size` bytes, with `partition_values`
-    /// (a JSON object of strings or nulls) and `stats` (the stats object,
-    /// serialized into the action's `stats` string; `None` for no stats).
+    /// An `add` action (see [`log_json::add`]).
     pub fn add(path: &str, size: u64, partition_values: Value, stats: Option<Value>) -> Value {
-        let mut add = json!({
-            "path": path,
-            "partitionValues": partition_values,
-            "size": size,
-            "modificationTime": 0,
-            "dataChange": true,
-        });
-        if let Some(s) = stats {
-            add["stats"] = Value::String(s.to_string());
-        }
-        json!({ "add": add })
+        log_json::add(path, size, partition_values, stats)
     }
 }
 

@@ -25,6 +25,11 @@
 //!
 //! Everything is seeded: the same calls write byte-identical tables.
 //!
+//! For logs no writer produces, [`HandTable`] commits JSON actions exactly
+//! as a test gives them, built with [`log_json`] (DV pairs, removes,
+//! in-commit timestamps); [`write_ict_toggled_table`] is one such table,
+//! with in-commit timestamps switched on and off again.
+//!
 //! For equivalence tests, a writer built `with_kept_rows(true)` answers
 //! [`TableWriter::snapshot_rows`] (what a reader must return), and
 //! [`random::write_random_table`] writes a seeded random table with all of
@@ -94,8 +99,10 @@ mod dv;
 mod error;
 mod extremes;
 mod hand;
+mod ict_toggled;
 mod json;
 mod log_checkpoint;
+pub mod log_json;
 mod log_only;
 mod many;
 mod naming;
@@ -118,6 +125,9 @@ pub use dv::DvStorage;
 pub use error::{Result, TestkitError};
 pub use extremes::{MAX_DECIMAL_38_2, PARTITION_EXTREMES_COLUMNS, write_partition_extremes};
 pub use hand::{HandTable, deeply_nested_parquet};
+pub use ict_toggled::{
+    ICT_DISABLED_AT, ICT_ENABLED_AT, ICT_TOGGLED_VERSIONS, write_ict_toggled_table,
+};
 pub use log_checkpoint::write_log_checkpoint;
 pub use many::write_many_files;
 pub use parquet::{Codec, ParquetOptions};

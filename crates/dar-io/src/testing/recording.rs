@@ -1,5 +1,6 @@
-//! [`RecordingStore`]: records every read (path, range, class) and can
-//! delay reads, so tests assert what was read, not only how often.
+//! [`RecordingStore`]: records every read (path, range, class) and every
+//! listing (prefix, offset), and can delay reads, so tests assert what was
+//! read and listed, not only how often.
 
 use std::fmt;
 use std::ops::Range;
@@ -40,11 +41,22 @@ impl RecordedGet {
     }
 }
 
-/// A store wrapper that records each `get_opts` call (GETs and HEADs) in
-/// order and can make later reads wait first.
+/// One recorded listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedList {
+    /// The prefix listed.
+    pub prefix: Option<String>,
+    /// The offset of `list_with_offset` (keys after it), `None` for a
+    /// listing from the first key.
+    pub offset: Option<String>,
+}
+
+/// A store wrapper that records each `get_opts` call (GETs and HEADs) and
+/// each listing in order, and can make later reads wait first.
 pub struct RecordingStore<T> {
     inner: T,
     gets: Mutex<Vec<RecordedGet>>,
+    lists: Mutex<Vec<RecordedList>>,
     delay: Mutex<Duration>,
 }
 
@@ -54,6 +66,7 @@ impl<T: ObjectStore> RecordingStore<T> {
         Self {
             inner,
             gets: Mutex::default(),
+            lists: Mutex::default(),
             delay: Mutex::default(),
         }
     }
@@ -76,13 +89,38 @@ impl<T: ObjectStore> RecordingStore<T> {
             .collect()
     }
 
-    /// Forgets the reads so far.
+    /// The listings so far, in order.
+    pub fn lists(&self) -> Vec<RecordedList> {
+        self.lists
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Forgets the reads and listings so far.
     pub fn clear(&self) {
         self.gets
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
+        self.lists
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
+
+    fn record_list(&self, prefix: Option<&Path>, offset: Option<&Path>) {
+        self.lists
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(RecordedList {
+                prefix: prefix.map(Path::to_string),
+                offset: offset.map(Path::to_string),
+            });
+    }
+
+    /// Writes are passed on unrecorded.
+    fn pass_write(&self) {}
 
     /// Makes every later read wait `delay` first.
     pub fn set_delay(&self, delay: Duration) {
@@ -122,4 +160,9 @@ impl<T: ObjectStore> fmt::Debug for RecordingStore<T> {
     }
 }
 
-wrapper_store!(RecordingStore, get = get_recording);
+wrapper_store!(
+    RecordingStore,
+    get = get_recording,
+    writes = pass_write,
+    lists = record_list
+);

@@ -1,0 +1,244 @@
+//! What the feed reads: each commit once, concurrently, only the range
+//! of the listing, and rows before later commits.
+
+use std::sync::Arc;
+
+use dar_io::testing::RecordingStore;
+use futures::StreamExt;
+use object_store::local::LocalFileSystem;
+
+use super::*;
+use dar_testkit::HandTable;
+use dar_testkit::log_json::{add, cdf_on, id_field, metadata, protocol};
+use serde_json::json;
+
+/// On a table just opened, the feed reads each commit of its range once,
+/// and of the log besides only `_last_checkpoint`, the listing and the
+/// state before the start (here commits 0 to 4, no checkpoint): the
+/// table's snapshot stands for the latest state instead of a second replay. A table opened at an
+/// older version still gets the latest state from the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_on_an_open_table_reads_each_commit_once() {
+    use dar_io::ObjectClass;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut t, schema) = writer_table(dir.path(), false).await;
+    for i in 0..20 {
+        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
+    }
+    let root = dir.path().join("t");
+    // The missing `_last_checkpoint`, then commits 0..=4.
+    let before_start = 1 + 5;
+    for (table, replayed) in [
+        (open(&root).await, before_start),
+        (open_version(&root, 10).await, 21 + before_start),
+    ] {
+        let io = table.store().metrics().clone();
+        let before = io.snapshot();
+        let plan = table.changes(v(5), None).build().await.unwrap();
+        assert_eq!(
+            collect(&plan)
+                .await
+                .iter()
+                .map(|b| b.num_rows())
+                .sum::<usize>(),
+            16
+        );
+        let log = io.snapshot().since(&before).class(ObjectClass::Log);
+        // Commits 5..=20, once each, the state before 5, and the latest
+        // state at an older open.
+        assert_eq!(log.requests, 16 + replayed, "{log:?}");
+    }
+}
+
+/// Commit files are read concurrently, as many in flight as the scan has
+/// files in flight (a slow store shows it: reads overlap beyond eight).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_are_read_concurrently() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use dar_io::testing::{FaultStore, RecordingStore};
+    use object_store::ObjectStore;
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = HandTable::new(dir.path().join("t")).unwrap();
+    let size = t.write_parquet("a.parquet", &ids_batch(&[1])).unwrap();
+    t.commit(&[
+        protocol(),
+        metadata(id_field(), &[], cdf_on()),
+        add("a.parquet", size, json!({}), None),
+    ])
+    .unwrap();
+    for _ in 0..63 {
+        t.commit(&[add("a.parquet", size, json!({}), None)])
+            .unwrap();
+    }
+    let local = object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap();
+    let slow = Arc::new(RecordingStore::new(local));
+    let gate = Arc::new(FaultStore::new(Arc::clone(&slow)));
+    let store = dar_io::TableStore::builder("memory://t")
+        .with_store(Arc::clone(&gate) as Arc<dyn ObjectStore>)
+        .build()
+        .unwrap();
+    let table = dar_scan::Table::from_store(store, dar_scan::TableOptions::new())
+        .await
+        .unwrap();
+    slow.set_delay(Duration::from_millis(30));
+    let opened = gate.max_in_flight();
+    let plan = table
+        .changes(v(0), None)
+        .with_concurrency(32)
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(plan.tasks().len(), 64);
+    // Opening reads 8 commits ahead (plus a listing and the checkpoint
+    // hint); the feed reads as many as the scan's 32 files in flight.
+    assert!(
+        gate.max_in_flight() >= 16,
+        "commit reads in flight: {} (after opening: {opened})",
+        gate.max_in_flight()
+    );
+}
+
+/// A table at `dir/t` read through a store that records every read and
+/// listing (the recording starts after opening).
+async fn recorded(dir: &Path) -> (dar_scan::Table, Arc<RecordingStore<LocalFileSystem>>) {
+    let local = LocalFileSystem::new_with_prefix(dir).unwrap();
+    let recording = Arc::new(RecordingStore::new(local));
+    let store = dar_io::TableStore::builder("memory://t")
+        .with_store(Arc::clone(&recording) as Arc<dyn object_store::ObjectStore>)
+        .build()
+        .unwrap();
+    let table = dar_scan::Table::from_store(store, dar_scan::TableOptions::new())
+        .await
+        .unwrap();
+    recording.clear();
+    (table, recording)
+}
+
+/// The version of a commit file's name, if it is one.
+fn commit_version(name: &str) -> Option<u64> {
+    name.strip_suffix(".json")?.parse().ok()
+}
+
+/// Between versions, the feed lists the log from the checkpoint that
+/// `_last_checkpoint` names when it is at or before the start (the range
+/// and the state before it, never the versions the checkpoint covers);
+/// from version 0 only when the start precedes every checkpoint or a
+/// bound is a timestamp (file times are monotonized over all commits).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_lists_the_log_from_the_checkpoint_before_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut t, schema) = writer_table(dir.path(), false).await;
+    for i in 1..=10 {
+        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
+    }
+    t.checkpoint().await.unwrap(); // at version 10
+    for i in 11..=20 {
+        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
+    }
+    let (table, recording) = recorded(dir.path()).await;
+    let from = |v: u64| Some(format!("t/_delta_log/{v:020}"));
+    for (start, listed_from, rows) in [(12, from(10), 9), (10, from(10), 11), (5, None, 16)] {
+        recording.clear();
+        let plan = table.changes(v(start), None).build().await.unwrap();
+        assert_eq!(num_rows(&collect(&plan).await), rows, "from {start}");
+        let lists = recording.lists();
+        assert!(!lists.is_empty());
+        assert!(
+            lists.iter().all(|l| l.offset == listed_from),
+            "from {start}: {lists:?}"
+        );
+        // Nor are the commits before the checkpoint read.
+        let read: Vec<u64> = recording
+            .paths_read(|name| commit_version(name).is_some())
+            .iter()
+            .filter_map(|p| commit_version(p.rsplit('/').next().unwrap_or_default()))
+            .collect();
+        if listed_from.is_some() {
+            assert!(read.iter().all(|&c| c >= 10), "from {start}: {read:?}");
+        }
+    }
+    // A timestamp bound lists from version 0.
+    recording.clear();
+    table
+        .changes(ChangeBound::TimestampMs(0), None)
+        .build()
+        .await
+        .unwrap();
+    assert!(recording.lists().iter().all(|l| l.offset.is_none()));
+}
+
+/// A table at `dir/t` of `n` commits, each adding one file `f{v}.parquet`
+/// of the row `id = v`, the feed on.
+fn many_commits(dir: &Path, n: u64) {
+    let mut t = HandTable::new(dir.join("t")).unwrap();
+    for version in 0..n {
+        let name = format!("f{version}.parquet");
+        let size = t
+            .write_parquet(&name, &ids_batch(&[version as i32]))
+            .unwrap();
+        let mut actions = Vec::new();
+        if version == 0 {
+            actions.extend([protocol(), metadata(id_field(), &[], cdf_on())]);
+        }
+        actions.push(add(&name, size, json!({}), None));
+        t.commit(&actions).unwrap();
+    }
+}
+
+/// Run commit by commit, the feed gives the rows of its first commit
+/// before it reads the later commits (request order: the first data file
+/// is read while most commit files are not), and a limit stops reading
+/// commits; collected into a plan, it reads every commit first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_of_the_first_commits_come_before_later_commits_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    many_commits(dir.path(), 40);
+    let (table, recording) = recorded(dir.path()).await;
+    let commits_read = || {
+        recording
+            .paths_read(|name| commit_version(name).is_some())
+            .len()
+    };
+    let scan = table
+        .changes(v(0), None)
+        .with_concurrency(1)
+        .open()
+        .await
+        .unwrap();
+    assert_eq!((scan.start(), scan.end()), (0, 39));
+    assert_eq!(commits_read(), 0, "opening reads no commit of the range");
+    let mut batches = scan.execute();
+    let first = batches.next().await.unwrap().unwrap();
+    assert_eq!(change_rows(&[first]), ["0|insert|0"]);
+    let gets = recording.paths_read(|_| true);
+    let first_data = gets.iter().position(|p| p.ends_with(".parquet")).unwrap();
+    let read_before: Vec<&String> = gets[..first_data]
+        .iter()
+        .filter(|p| commit_version(p.rsplit('/').next().unwrap_or_default()).is_some())
+        .collect();
+    // The commits read ahead (8, the least read-ahead), not all 40.
+    assert!(read_before.len() <= 9, "{read_before:?}");
+    assert!(commits_read() < 20, "{gets:?}");
+    let rest: Vec<_> = batches.map(|b| b.unwrap()).collect().await;
+    assert_eq!(num_rows(&rest), 39);
+    assert_eq!(commits_read(), 40);
+
+    // A limit stops reading commits.
+    recording.clear();
+    let scan = table
+        .changes(v(0), None)
+        .with_limit(2)
+        .open()
+        .await
+        .unwrap();
+    assert_eq!(num_rows(&scan.collect().await.unwrap()), 2);
+    assert!(commits_read() < 20, "{}", commits_read());
+
+    // A plan holds every task, so it reads every commit first.
+    recording.clear();
+    let plan = table.changes(v(0), None).build().await.unwrap();
+    assert_eq!(commits_read(), 40);
+    assert_eq!(plan.tasks().len(), 40);
+}
