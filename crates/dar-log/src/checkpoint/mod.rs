@@ -1,8 +1,10 @@
 //! Reading checkpoints: classic, multi-part, V2 (Parquet or JSON, classic- or
 //! UUID-named) and their sidecars (protocol digest §1.3, §3).
 //!
-//! Only the columns a snapshot needs are read: the non-file actions and the
-//! `add` fields of the file index (never `remove`, `add.tags`, row tracking).
+//! Only the columns a snapshot needs are read: the non-file actions, the
+//! `add` fields of the file index, and of `remove` only its key (path and
+//! DV id, to check that no add of the checkpoint is also removed; never
+//! `add.tags` or row tracking).
 //! Adds stay columnar: the projected `add` struct's children become an
 //! [`AddColumns`] batch per file. The few non-file rows are turned into JSON
 //! lines with arrow-json and decoded by the same parser as commits, so a
