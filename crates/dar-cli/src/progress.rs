@@ -84,10 +84,16 @@ impl Progress {
         }
         if let Some(bar) = &self.bar {
             bar.set_position(m.rows_output);
+            // Files found as the scan goes (a change feed) count as they come.
+            let files = if self.files == 0 {
+                m.files_total.saturating_sub(m.files_pruned)
+            } else {
+                self.files as u64
+            };
             bar.set_message(format!(
                 "files {}/{}  {} read",
                 m.files_read,
-                self.files,
+                files,
                 human_bytes(m.io.bytes())
             ));
         }

@@ -1,13 +1,14 @@
 //! `dar changes`: the change data feed of a version range, through
 //! `dar-scan`'s [`dar_scan::ChangesBuilder`], into the output formats of
-//! `dar scan`.
+//! `dar scan`, commit by commit ([`dar_scan::ChangeScan::execute`]): the
+//! first rows are written before the later commits are read.
 
 use std::time::Instant;
 
-use dar_scan::{ChangeBound, ScanPlan, Table};
+use dar_scan::{ChangeBound, ChangeScan, Table};
 
 use super::Streams;
-use super::scan::{Rows, check_output, parse_columns, plan_error};
+use super::scan::{Rows, Source, check_output, parse_columns, plan_error};
 use crate::cli::{ChangesArgs, TableArgs};
 use crate::error::CliError;
 
@@ -37,7 +38,9 @@ fn bounds(args: &ChangesArgs) -> Result<(ChangeBound, Option<ChangeBound>), CliE
     Ok((start, end))
 }
 
-async fn plan(table: &Table, args: &ChangesArgs) -> Result<ScanPlan, CliError> {
+/// The feed opened: its range resolved and its end checked; its commits
+/// are read as its rows are written.
+async fn open(table: &Table, args: &ChangesArgs) -> Result<ChangeScan, CliError> {
     let (start, end) = bounds(args)?;
     let mut builder = table
         .changes(start, end)
@@ -52,7 +55,7 @@ async fn plan(table: &Table, args: &ChangesArgs) -> Result<ScanPlan, CliError> {
         builder = builder.with_limit(l);
     }
     builder
-        .build()
+        .open()
         .await
         .map_err(|e| plan_error(table, args.filter.as_deref(), e))
 }
@@ -73,9 +76,16 @@ pub async fn run(args: &ChangesArgs, streams: &mut Streams<'_>) -> Result<(), Cl
     .await?;
     let open_io = table.store().metrics().snapshot();
     let opened = Instant::now();
-    let plan = plan(&table, args).await?;
+    let scan = open(&table, args).await?;
     let planned = Instant::now();
     let rows = Rows::new(&args.rows, None);
-    rows.write(&table, &plan, streams, &open_io, [started, opened, planned])
-        .await
+    let source = Source::Changes(&scan);
+    rows.write(
+        &table,
+        source,
+        streams,
+        &open_io,
+        [started, opened, planned],
+    )
+    .await
 }

@@ -8,7 +8,9 @@ use arrow_array::Array;
 use dar_io::redact_uri;
 use dar_log::actions::{Metadata, Protocol};
 use dar_log::schema::{ColumnMappingMode, DataType, StructType};
-use dar_log::{FileIndex, LogError, ProtocolReport, Snapshot};
+use dar_log::{
+    FileIndex, InCommitTimestamps, LogError, ProtocolReport, Snapshot, TableConfiguration,
+};
 use dar_scan::{ScanError, Table};
 use serde_json::json;
 
@@ -199,6 +201,10 @@ fn rfc3339(ms: i64) -> Option<String> {
 /// reads (a refused table's schema and files are not interpreted).
 struct Contents {
     column_mapping: ColumnMappingMode,
+    /// Whether the change data feed is on (`dar changes` reads it).
+    change_data_feed: bool,
+    /// Where commit timestamps come from.
+    in_commit_timestamps: InCommitTimestamps,
     /// `None` when the log's metaData has no schemaString.
     columns: Option<Vec<Column>>,
     files: usize,
@@ -233,25 +239,23 @@ impl Info {
         index: &FileIndex,
         commit_timestamp_ms: Option<i64>,
     ) -> Self {
+        // What follows from the protocol and metadata is read from the one
+        // value that derives it, never derived here again.
+        let config: &TableConfiguration = snapshot.table_configuration();
         let mut info = Self::from_header(
             table.uri(),
-            snapshot.version(),
-            snapshot.protocol(),
-            snapshot.metadata(),
+            config.version(),
+            config.protocol(),
+            config.metadata(),
         );
-        let mode = snapshot.column_mapping_mode();
+        info.report = config.protocol_report();
+        let mode = config.column_mapping_mode();
         info.commit_timestamp = commit_timestamp_ms.and_then(rfc3339);
-        info.partition_columns = snapshot.partition_columns().to_vec();
-        info.properties = snapshot
-            .table_properties()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
         info.contents = Some(Contents {
             column_mapping: mode,
-            columns: snapshot
-                .has_schema()
-                .then(|| columns(snapshot.schema(), mode)),
+            change_data_feed: config.is_change_data_feed_enabled(),
+            in_commit_timestamps: config.in_commit_timestamps(),
+            columns: config.has_schema().then(|| columns(config.schema(), mode)),
             files: index.len(),
             files_with_dv: (0..index.len())
                 .filter(|&i| index.dv.key_parts(i).is_some())
@@ -357,6 +361,14 @@ impl Info {
                 "column_mapping_mode",
                 c.map(|c| c.column_mapping.to_string()),
             )
+            .with("change_data_feed", c.map(|c| c.change_data_feed))
+            .with(
+                "in_commit_timestamps_since",
+                c.and_then(|c| match c.in_commit_timestamps {
+                    InCommitTimestamps::Since { version, .. } => Some(version),
+                    InCommitTimestamps::Off => None,
+                }),
+            )
             .with("partition_columns", self.partition_columns.clone())
             .with_optional_objects("schema", schema.as_deref())
             .with("properties", json!(self.properties))
@@ -459,6 +471,17 @@ impl Info {
             return writeln!(w, "schema, files:     not read (see the verdict)");
         };
         writeln!(w, "column mapping:    {}", contents.column_mapping)?;
+        let on = |b: bool| if b { "on" } else { "off" };
+        writeln!(w, "change data feed:  {}", on(contents.change_data_feed))?;
+        match contents.in_commit_timestamps {
+            InCommitTimestamps::Since { version, .. } => writeln!(
+                w,
+                "commit times:      in-commit timestamps from version {version}"
+            )?,
+            InCommitTimestamps::Off => {
+                writeln!(w, "commit times:      commit file modification times")?
+            }
+        }
         writeln!(
             w,
             "partition columns: {}",

@@ -5,10 +5,13 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
 
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use dar_io::IoSnapshot;
-use dar_scan::{ScanError, ScanPlan, Table};
+use dar_scan::{ChangeScan, ScanError, ScanMetrics, ScanPlan, Table};
 use futures::StreamExt;
 use futures::future::Either;
+use futures::stream::BoxStream;
 
 use super::Streams;
 use crate::cli::{RowsArgs, ScanArgs, ScanFormat};
@@ -28,8 +31,56 @@ pub async fn run(args: &ScanArgs, streams: &mut Streams<'_>) -> Result<(), CliEr
     let planned = Instant::now();
 
     let rows = Rows::new(&args.rows, expected_rows(&plan, args));
-    rows.write(&table, &plan, streams, &open_io, [started, opened, planned])
-        .await
+    let source = Source::Plan(&plan);
+    rows.write(
+        &table,
+        source,
+        streams,
+        &open_io,
+        [started, opened, planned],
+    )
+    .await
+}
+
+/// What rows are written from: a scan's plan, or a change data feed run
+/// commit by commit (whose files are found as its commits are read).
+#[derive(Clone, Copy)]
+pub(crate) enum Source<'a> {
+    /// A planned scan.
+    Plan(&'a ScanPlan),
+    /// An opened change feed.
+    Changes(&'a ChangeScan),
+}
+
+impl Source<'_> {
+    fn schema(&self) -> &SchemaRef {
+        match self {
+            Self::Plan(p) => p.schema(),
+            Self::Changes(c) => c.schema(),
+        }
+    }
+
+    fn metrics(&self) -> &ScanMetrics {
+        match self {
+            Self::Plan(p) => p.metrics(),
+            Self::Changes(c) => c.metrics(),
+        }
+    }
+
+    fn execute(&self) -> BoxStream<'static, dar_scan::Result<RecordBatch>> {
+        match self {
+            Self::Plan(p) => p.execute(),
+            Self::Changes(c) => c.execute(),
+        }
+    }
+
+    /// The files to read, when known before reading (0: not known).
+    fn files(&self) -> usize {
+        match self {
+            Self::Plan(p) => p.tasks().len(),
+            Self::Changes(_) => 0,
+        }
+    }
 }
 
 /// Where and how a planned scan's rows go: what `dar scan` and
@@ -56,13 +107,13 @@ impl<'a> Rows<'a> {
         }
     }
 
-    /// Writes the rows of `plan`, then the statistics if asked: `open_io`
+    /// Writes the rows of `source`, then the statistics if asked: `open_io`
     /// is the I/O of opening the table, `[started, opened, planned]` time
     /// the stages before the rows.
     pub(crate) async fn write(
         &self,
         table: &Table,
-        plan: &ScanPlan,
+        source: Source<'_>,
         streams: &mut Streams<'_>,
         open_io: &IoSnapshot,
         [started, opened, planned]: [Instant; 3],
@@ -71,14 +122,20 @@ impl<'a> Rows<'a> {
             Some(path) => {
                 let progress = Progress::new(
                     streams.stderr_is_terminal && self.format != ScanFormat::Null,
-                    plan.tasks().len(),
+                    source.files(),
                     self.expected_rows,
                 );
-                write_file(table, plan, self.format, path, progress, interrupted()).await?;
+                write_file(table, source, self.format, path, progress, interrupted()).await?;
             }
             None => {
                 let progress = Progress::new(false, 0, None);
-                copy_rows(plan, self.format, Box::new(&mut *streams.stdout), progress).await?;
+                copy_rows(
+                    source,
+                    self.format,
+                    Box::new(&mut *streams.stdout),
+                    progress,
+                )
+                .await?;
             }
         }
         if self.stats {
@@ -89,7 +146,7 @@ impl<'a> Rows<'a> {
             };
             write_stats(
                 &mut *streams.stderr,
-                &plan.metrics().snapshot(),
+                &source.metrics().snapshot(),
                 open_io,
                 times,
             )
@@ -104,7 +161,7 @@ impl<'a> Rows<'a> {
 /// stops the scan leaving nothing behind.
 pub(super) async fn write_file(
     table: &Table,
-    plan: &ScanPlan,
+    source: Source<'_>,
     format: ScanFormat,
     path: &Path,
     progress: Progress,
@@ -119,7 +176,7 @@ pub(super) async fn write_file(
     let mut file = OutputFile::create(path, root.as_slice())?;
     let written = {
         let copy = copy_rows(
-            plan,
+            source,
             format,
             Box::new(BufWriter::new(file.writer())),
             progress,
@@ -247,17 +304,17 @@ pub fn plan_error(table: &Table, filter: Option<&str>, error: ScanError) -> CliE
 }
 
 pub(super) async fn copy_rows(
-    plan: &ScanPlan,
+    source: Source<'_>,
     format: ScanFormat,
     out: Box<dyn Write + Send + '_>,
     mut progress: Progress,
 ) -> Result<(), CliError> {
-    let mut sink = batch_sink(format, plan.schema(), out)?;
-    let mut stream = plan.execute();
+    let mut sink = batch_sink(format, source.schema(), out)?;
+    let mut stream = source.execute();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         sink.write(&batch)?;
-        progress.update(&plan.metrics().snapshot());
+        progress.update(&source.metrics().snapshot());
     }
     progress.finish();
     sink.finish()
@@ -285,18 +342,32 @@ mod tests {
         std::fs::write(&out, "precious").unwrap();
         let progress = Progress::new(false, 0, None);
         let ctrl_c = std::future::ready(());
-        let err = write_file(&table, &plan, ScanFormat::Csv, &out, progress, ctrl_c)
-            .await
-            .unwrap_err();
+        let err = write_file(
+            &table,
+            Source::Plan(&plan),
+            ScanFormat::Csv,
+            &out,
+            progress,
+            ctrl_c,
+        )
+        .await
+        .unwrap_err();
         assert!(matches!(err, CliError::Interrupted), "{err}");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         // Not interrupted: the rows replace the file.
         let progress = Progress::new(false, 0, None);
         let never = std::future::pending::<()>();
-        write_file(&table, &plan, ScanFormat::Csv, &out, progress, never)
-            .await
-            .unwrap();
+        write_file(
+            &table,
+            Source::Plan(&plan),
+            ScanFormat::Csv,
+            &out,
+            progress,
+            never,
+        )
+        .await
+        .unwrap();
         assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 301);
     }
 }

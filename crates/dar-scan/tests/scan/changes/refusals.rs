@@ -67,6 +67,30 @@ async fn a_feed_switched_off_is_refused_by_version() {
             "{s}..{e:?}: {err}"
         );
     }
+    // Run commit by commit, the rows before the refused commit come first,
+    // then the error naming it; none after it.
+    let scan = open(dir.path())
+        .await
+        .changes(v(1), Some(v(3)))
+        .open()
+        .await
+        .unwrap();
+    let mut stream = scan.execute();
+    let mut rows = Vec::new();
+    let err = loop {
+        match futures::StreamExt::next(&mut stream).await {
+            Some(Ok(b)) => rows.extend(change_rows(&[b])),
+            Some(Err(e)) => break e,
+            None => panic!("no refusal"),
+        }
+    };
+    assert_eq!(rows, ["2|insert|2"]);
+    assert!(
+        err.to_string()
+            .contains("change data feed is not enabled at version 3"),
+        "{err}"
+    );
+    assert!(futures::StreamExt::next(&mut stream).await.is_none());
 }
 
 /// Commits removed by log cleanup (a checkpoint kept): a range that needs
