@@ -127,10 +127,12 @@ impl TableFunctionImpl for DeltaScanFunction {
 /// table at `uri` from `start` to `end` (the latest version without it),
 /// each a version (an integer literal) or a time (a string literal: RFC
 /// 3339 or milliseconds since the epoch; a start is the first commit at or
-/// after it, an end the last commit at or before it). Columns: the table's
-/// at the end version and `_change_type`, `_commit_version`,
-/// `_commit_timestamp`; filters, projections and limits are pushed down as
-/// for `delta_scan`.
+/// after it, an end the last commit at or before it; a start after the
+/// last commit is an error, an end after it the latest version). The range
+/// resolves to versions when the function is called: a view over it keeps
+/// reading those versions. Columns: the table's at the end version and
+/// `_change_type`, `_commit_version`, `_commit_timestamp`; filters,
+/// projections and limits are pushed down as for `delta_scan`.
 #[derive(Debug, Clone, Default)]
 pub struct TableChangesFunction {
     base: TableOptions,

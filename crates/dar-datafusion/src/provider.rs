@@ -31,7 +31,8 @@ struct Current {
     changes: Option<ChangeRange>,
 }
 
-/// The range of a change-data-feed provider.
+/// The range of a change-data-feed provider, as the versions it resolved
+/// to when the provider was made.
 #[derive(Debug, Clone, Copy)]
 struct ChangeRange {
     start: ChangeBound,
@@ -76,7 +77,11 @@ impl DeltaTableProvider {
     /// when `None`): the table's columns at the end version and
     /// `_change_type`, `_commit_version`, `_commit_timestamp`, with the
     /// same pushdown as a scan (filters on the change columns included).
-    /// The range is checked here (its commits read once).
+    /// The range is resolved here to versions and kept: every query reads
+    /// those versions with the schema declared here, whatever commits come
+    /// later (a later end could change the schema under the declared one),
+    /// and [`DeltaTableProvider::refresh`] does not move it. The range's
+    /// end is checked here; its commits are read by each query's plan.
     ///
     /// # Errors
     ///
@@ -99,15 +104,20 @@ impl DeltaTableProvider {
         end: Option<ChangeBound>,
         options: DeltaScanOptions,
     ) -> dar_scan::Result<Self> {
-        // The schema only: the commits are read once, by the scan.
-        let dar = table.changes(start, end).schema().await?;
+        // Opened only: the commits are read once, by the scan.
+        let feed = table.changes(start, end).open().await?;
+        let dar = Arc::clone(feed.schema());
         let partition_columns = table.snapshot().partition_columns().to_vec();
         let schema = Arc::new(options.datafusion_schema(&dar, &partition_columns));
+        let range = ChangeRange {
+            start: ChangeBound::Version(feed.start()),
+            end: Some(ChangeBound::Version(feed.end())),
+        };
         let current = Current {
             table,
             schema,
             dar,
-            changes: Some(ChangeRange { start, end }),
+            changes: Some(range),
         };
         Ok(Self {
             current: RwLock::new(Arc::new(current)),

@@ -52,9 +52,30 @@ pub fn field(name: &str, data_type: Value, metadata: Value) -> Value {
     json!({"name": name, "type": data_type, "nullable": true, "metadata": metadata})
 }
 
+/// A nullable field `name` of primitive type `to_type`, widened from
+/// `from_type` (its `delta.typeChanges`, as Delta-Spark records type
+/// widening).
+pub fn widened_field(name: &str, from_type: &str, to_type: &str) -> Value {
+    field(
+        name,
+        json!(to_type),
+        json!({"delta.typeChanges": [{"fromType": from_type, "toType": to_type}]}),
+    )
+}
+
+/// `fields` as the JSON array [`metadata`] takes.
+pub fn fields(fields: impl IntoIterator<Item = Value>) -> Value {
+    Value::Array(fields.into_iter().collect())
+}
+
 /// The fields of a table of one nullable `integer` column `id`.
 pub fn id_field() -> Value {
     json!([field("id", json!("integer"), json!({}))])
+}
+
+/// The table configuration with the change data feed and type widening on.
+pub fn cdf_and_widening_on() -> Value {
+    json!({"delta.enableChangeDataFeed": "true", "delta.enableTypeWidening": "true"})
 }
 
 /// The table configuration with the change data feed on.
@@ -68,8 +89,7 @@ pub fn cdf_on() -> Value {
 pub fn with_ict_from(mut configuration: Value, version: u64, timestamp_ms: i64) -> Value {
     configuration["delta.enableInCommitTimestamps"] = json!("true");
     configuration["delta.inCommitTimestampEnablementVersion"] = json!(version.to_string());
-    configuration["delta.inCommitTimestampEnablementTimestamp"] =
-        json!(timestamp_ms.to_string());
+    configuration["delta.inCommitTimestampEnablementTimestamp"] = json!(timestamp_ms.to_string());
     configuration
 }
 
@@ -100,6 +120,11 @@ pub fn add(path: &str, size: u64, partition_values: Value, stats: Option<Value>)
     json!({ "add": add })
 }
 
+/// An `add` of an unpartitioned file without statistics.
+pub fn add_file(path: &str, size: u64) -> Value {
+    add(path, size, json!({}), None)
+}
+
 /// An inline deletion-vector descriptor (`deletionVector` of an add or a
 /// remove) deleting `rows`.
 ///
@@ -107,7 +132,10 @@ pub fn add(path: &str, size: u64, partition_values: Value, stats: Option<Value>)
 ///
 /// If dar-dv cannot encode the rows (it always can).
 pub fn inline_dv(rows: &[u64]) -> Value {
-    #[allow(clippy::expect_used, reason = "a test helper; encoding rows cannot fail")]
+    #[allow(
+        clippy::expect_used,
+        reason = "a test helper; encoding rows cannot fail"
+    )]
     let dv = dar_dv::DvDescriptor::inline(&dar_dv::DeletedRows::from_iter(rows.iter().copied()))
         .expect("an inline DV");
     json!({

@@ -261,3 +261,137 @@ async fn encoded_change_scans_run_elsewhere_and_split() {
     }
     assert_eq!(rows(&parts), expected);
 }
+
+/// `(version, _commit_timestamp in ms)` of every row, sorted.
+fn commit_times(batches: &[RecordBatch]) -> Vec<(u64, i64)> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int64Type, TimestampMicrosecondType};
+    let mut out = Vec::new();
+    for b in batches {
+        let versions = b["_commit_version"].as_primitive::<Int64Type>();
+        let times = b["_commit_timestamp"].as_primitive::<TimestampMicrosecondType>();
+        for i in 0..b.num_rows() {
+            out.push((versions.value(i) as u64, times.value(i) / 1000));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// In-commit timestamps switched on at version 3 and off at 8: SQL gives
+/// each commit the kind of timestamp in force at it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_commit_has_its_own_kind_of_timestamp() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = dar_testkit::write_ict_toggled_table(dir.path()).unwrap();
+    let ctx = context();
+    let uri = dir.path().display();
+    for (start, end) in [(0, 9), (3, 8), (6, 9)] {
+        let sql = format!(
+            "SELECT _commit_version, _commit_timestamp FROM table_changes('{uri}', {start}, {end})"
+        );
+        let want: Vec<(u64, i64)> = expected
+            .iter()
+            .copied()
+            .filter(|(v, _)| (start..=end).contains(v))
+            .collect();
+        assert_eq!(
+            commit_times(&query(&ctx, &sql).await.unwrap()),
+            want,
+            "{sql}"
+        );
+    }
+}
+
+/// A change feed registered in SQL (a provider, or a view over
+/// `table_changes`) keeps the versions its range resolved to: a commit
+/// that widens a column afterwards changes neither its rows nor its
+/// schema (an end resolved anew at each plan read the widened version
+/// under the schema declared before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registered_feed_keeps_its_range_and_schema() {
+    use std::sync::Arc;
+
+    use arrow_array::{Int32Array, Int64Array};
+    use arrow_schema::{DataType, Field, Schema};
+    use dar_testkit::HandTable;
+    use dar_testkit::log_json::{
+        add_file, cdf_and_widening_on, fields, id_field, metadata, protocol_with, widened_field,
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = HandTable::new(dir.path()).unwrap();
+    let ints = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, true)])),
+        vec![Arc::new(Int32Array::from(vec![1, 2]))],
+    )
+    .unwrap();
+    let a = t.write_parquet("a.parquet", &ints).unwrap();
+    t.commit(&[
+        protocol_with(&["typeWidening"]),
+        metadata(id_field(), &[], cdf_and_widening_on()),
+        add_file("a.parquet", a),
+    ])
+    .unwrap();
+    let ctx = context();
+    let uri = dir.path().display().to_string();
+    let table = dar_scan::Table::open(&uri).await.unwrap();
+    let provider = dar_datafusion::DeltaTableProvider::changes(
+        table,
+        ChangeBound::Version(0),
+        None,
+        Default::default(),
+    )
+    .await
+    .unwrap();
+    ctx.register_table("feed", Arc::new(provider)).unwrap();
+    query(
+        &ctx,
+        &format!("CREATE VIEW feed_view AS SELECT * FROM table_changes('{uri}', 0)"),
+    )
+    .await
+    .unwrap();
+    let read = |name: &'static str| {
+        let ctx = ctx.clone();
+        async move {
+            let batches = query(
+                &ctx,
+                &format!("SELECT id, _change_type, _commit_version FROM {name}"),
+            )
+            .await
+            .unwrap();
+            for b in &batches {
+                assert_eq!(b.schema().field(0).data_type(), &DataType::Int32, "{name}");
+            }
+            rows(&batches)
+        }
+    };
+    let before = ["1|insert|0", "2|insert|0"];
+    assert_eq!(read("feed").await, before);
+    assert_eq!(read("feed_view").await, before);
+    // `id` widened to long, then a file of longs.
+    t.commit(&[metadata(
+        fields([widened_field("id", "integer", "long")]),
+        &[],
+        cdf_and_widening_on(),
+    )])
+    .unwrap();
+    let longs = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)])),
+        vec![Arc::new(Int64Array::from(vec![5_000_000_000]))],
+    )
+    .unwrap();
+    let b = t.write_parquet("b.parquet", &longs).unwrap();
+    t.commit(&[add_file("b.parquet", b)]).unwrap();
+    assert_eq!(read("feed").await, before);
+    assert_eq!(read("feed_view").await, before);
+    // A new call of the function reads the new range, widened.
+    let now = query(
+        &ctx,
+        &format!("SELECT id, _commit_version FROM table_changes('{uri}', 0)"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(now[0].schema().field(0).data_type(), &DataType::Int64);
+    assert_eq!(rows(&now), ["1|0", "2|0", "5000000000|2"]);
+}
