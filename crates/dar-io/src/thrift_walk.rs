@@ -49,11 +49,15 @@ pub(crate) struct Def {
 }
 
 impl Def {
+    /// Field `id`: its name and type. Parquet's fields are numbered from
+    /// 1 with few gaps, so the field is almost always at `id - 1`.
     fn field(&self, id: i16) -> Option<(&'static str, Ty)> {
-        self.fields
-            .iter()
-            .find(|(i, ..)| *i == id)
-            .map(|(_, name, t)| (*name, *t))
+        let at = usize::try_from(id).ok()?.checked_sub(1)?;
+        let entry = match self.fields.get(at) {
+            Some(e) if e.0 == id => e,
+            _ => self.fields.iter().find(|(i, ..)| *i == id)?,
+        };
+        Some((entry.1, entry.2))
     }
 }
 
@@ -233,9 +237,6 @@ enum Open {
 /// parquet reads it as a known field or element (else parquet skips it).
 type Pending = (u8, Option<Ty>);
 
-/// The struct and field a value is, when Parquet declares it.
-type Named = Option<(&'static str, &'static str)>;
-
 /// A position in compact-protocol bytes.
 struct Cursor<'a> {
     bytes: &'a [u8],
@@ -268,12 +269,14 @@ impl Cursor<'_> {
     /// ten bytes.
     fn varint(&mut self) -> Walk<u64> {
         let mut out = 0u64;
-        for shift in (0..64).step_by(7) {
+        let mut shift = 0;
+        while shift < 64 {
             let b = self.byte()?;
             out |= u64::from(b & 0x7f) << shift;
             if b & 0x80 == 0 {
                 return Ok(out);
             }
+            shift += 7;
         }
         self.malformed("a varint longer than 10 bytes")
     }
@@ -295,20 +298,13 @@ impl Cursor<'_> {
 
     /// `claimed` elements of `size` bytes at least, from a header at `at`,
     /// fit in the bytes left.
-    fn fits(
-        &self,
-        what: &'static str,
-        claimed: u64,
-        size: u64,
-        at: usize,
-        field: Named,
-    ) -> Walk<()> {
+    fn fits(&self, what: &'static str, claimed: u64, size: u64, at: usize) -> Walk<()> {
         let room = self.room();
         match claimed.checked_mul(size) {
             Some(need) if need <= room as u64 => Ok(()),
             _ => Err(Refusal::Claims {
                 what,
-                field,
+                field: None,
                 claimed,
                 at,
                 room,
@@ -340,12 +336,37 @@ impl Cursor<'_> {
     /// Starts the value `pending`: scalars are read whole, containers and
     /// structs become a new entry of `stack`.
     fn open(&mut self, (kind, ty): Pending, stack: &mut Vec<Open>, v: &mut dyn Visit) -> Walk<()> {
-        let named: Named = match (stack.last(), ty) {
-            (Some(Open::Struct { def: Some(d), last }), Some(_)) => {
-                d.field(*last).map(|(name, _)| (d.name, name))
-            }
-            _ => None,
-        };
+        self.open_value((kind, ty), stack, v).map_err(|e| match e {
+            // A claim refused: name the field when Parquet declares it.
+            Refusal::Claims {
+                what,
+                field: None,
+                claimed,
+                at,
+                room,
+            } => Refusal::Claims {
+                what,
+                field: match (stack.last(), ty) {
+                    (Some(Open::Struct { def: Some(d), last }), Some(_)) => {
+                        d.field(*last).map(|(name, _)| (d.name, name))
+                    }
+                    _ => None,
+                },
+                claimed,
+                at,
+                room,
+            },
+            other => other,
+        })
+    }
+
+    /// [`Self::open`], its refusals not naming the field yet.
+    fn open_value(
+        &mut self,
+        (kind, ty): Pending,
+        stack: &mut Vec<Open>,
+        v: &mut dyn Visit,
+    ) -> Walk<()> {
         if ty.is_some_and(|t| !t.accepts(kind)) {
             return Err(match stack.last() {
                 Some(Open::Struct { def: Some(d), last }) => Refusal::WrongType {
@@ -372,7 +393,7 @@ impl Cursor<'_> {
             8 => {
                 let at = self.at;
                 let n = self.varint()?;
-                self.fits("binary", n, 1, at, named)?;
+                self.fits("binary", n, 1, at)?;
                 self.skip(n)?;
             }
             9 | 10 => {
@@ -395,7 +416,7 @@ impl Cursor<'_> {
                         return self.malformed("a list whose elements are not of Parquet's type");
                     }
                     let what = if kind == 9 { "list" } else { "set" };
-                    self.fits(what, size, min, at, named)?;
+                    self.fits(what, size, min, at)?;
                 }
                 if let Some(e) = elem {
                     v.list(e, size)?;
@@ -416,7 +437,7 @@ impl Cursor<'_> {
                     let (Some(a), Some(b)) = (min_size(k), min_size(val)) else {
                         return self.malformed("an unknown map key or value type");
                     };
-                    self.fits("map", left, a + b, at, named)?;
+                    self.fits("map", left, a + b, at)?;
                 }
                 stack.push(Open::Elements {
                     left: left.saturating_mul(2),
