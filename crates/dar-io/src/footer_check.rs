@@ -56,7 +56,10 @@ impl Visit for Schema {
         if let Ty::Struct(def) = elem
             && is_schema_element(def)
         {
+            // parquet keeps the last schema list of a footer with two.
             self.size = size;
+            self.index = 0;
+            self.open.clear();
         }
         Ok(())
     }
