@@ -92,3 +92,95 @@ def test_python_and_the_cli_agree(testdata, dar_bin):
     py = dar.Table(path).changes(0).to_table()
     assert change_rows(py) == change_rows(cli)
     assert len(change_rows(py)) == 43
+
+
+def write_ict_toggled_table(root) -> dict:
+    """In-commit timestamps switched on at version 3 and off at 8, file
+    times an hour later than the in-commit timestamps (as dar-testkit's
+    `write_ict_toggled_table`); returns the commit timestamp (ms) each
+    version must have: its file time for 0-2 and 8-9, its in-commit
+    timestamp for 3-7."""
+    import json
+    import os
+
+    import pyarrow.parquet as pq
+
+    log = root / "_delta_log"
+    log.mkdir(parents=True)
+    schema = {
+        "type": "struct",
+        "fields": [{"name": "id", "type": "integer", "nullable": True, "metadata": {}}],
+    }
+
+    def metadata(config):
+        return {
+            "metaData": {
+                "id": "hand-written",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(schema),
+                "partitionColumns": [],
+                "configuration": config,
+                "createdTime": 0,
+            }
+        }
+
+    cdf = {"delta.enableChangeDataFeed": "true"}
+    expected = {}
+    for v in range(10):
+        file_time = 1_700_000_000_000 + 60_000 * v
+        ict = file_time - 3_600_000
+        on = 3 <= v < 8
+        info = {"timestamp": file_time, "operation": "WRITE"}
+        if on:
+            info["inCommitTimestamp"] = ict
+        actions = [{"commitInfo": info}]
+        if v == 0:
+            actions.append(
+                {
+                    "protocol": {
+                        "minReaderVersion": 3,
+                        "minWriterVersion": 7,
+                        "readerFeatures": [],
+                        "writerFeatures": ["inCommitTimestamp"],
+                    }
+                }
+            )
+            actions.append(metadata(cdf))
+        elif v == 3:
+            actions.append(
+                metadata(
+                    {
+                        **cdf,
+                        "delta.enableInCommitTimestamps": "true",
+                        "delta.inCommitTimestampEnablementVersion": "3",
+                        "delta.inCommitTimestampEnablementTimestamp": str(ict),
+                    }
+                )
+            )
+        elif v == 8:
+            actions.append(metadata({**cdf, "delta.enableInCommitTimestamps": "false"}))
+        name = f"v{v}.parquet"
+        pq.write_table(pa.table({"id": pa.array([v], pa.int32())}), root / name)
+        size = (root / name).stat().st_size
+        actions.append(
+            {"add": {"path": name, "partitionValues": {}, "size": size, "modificationTime": 0, "dataChange": True}}
+        )
+        commit = log / f"{v:020}.json"
+        commit.write_text("".join(json.dumps(a) + "\n" for a in actions))
+        os.utime(commit, ns=(file_time * 1_000_000, file_time * 1_000_000))
+        expected[v] = ict if on else file_time
+    return expected
+
+
+def test_each_commit_has_its_own_kind_of_timestamp(tmp_path):
+    """In-commit timestamps on at version 3 and off at 8: each commit's
+    `_commit_timestamp` is the kind in force at that commit, whichever
+    range reads it (the end version's setting decided them all before)."""
+    expected = write_ict_toggled_table(tmp_path)
+    t = dar.Table(tmp_path)
+    for start, end in [(0, 9), (3, 8), (5, 9)]:
+        rows = t.changes(start, end).to_table().to_pylist()
+        got = sorted(
+            (r["_commit_version"], int(r["_commit_timestamp"].timestamp() * 1000)) for r in rows
+        )
+        assert got == [(v, expected[v]) for v in range(start, end + 1)], (start, end)
