@@ -16,6 +16,7 @@ mod dat;
 mod duplicates;
 mod file_index;
 mod hardening;
+mod history;
 mod loading;
 mod random_history;
 mod schema_data;
