@@ -58,8 +58,10 @@ pub struct CheckpointIo {
     sequential: bool,
     /// Read through a byte-range cache (see [`CheckpointIo::with_range_cache`]).
     range_cache: Option<(dar_io::RangeCache, dar_io::IoMetrics)>,
-    /// The store's identity in cache keys (see [`CheckpointIo::with_store_id`]).
-    store_id: Option<StoreId>,
+    /// The store's identity in cache keys (see [`CheckpointIo::with_store_id`]);
+    /// without one, an identity of this value's own, made at the first read
+    /// and shared by clones.
+    store_id: Arc<OnceLock<StoreId>>,
 }
 
 impl CheckpointIo {
@@ -95,9 +97,10 @@ impl CheckpointIo {
 
     /// The identity of the store the checkpoints live in, the store part
     /// of their cache keys (footer and byte-range caches); without it
-    /// each read keys its object apart and shares no entry.
+    /// this value and its clones key them under an identity of their own,
+    /// shared with no other store.
     pub fn with_store_id(mut self, store: StoreId) -> Self {
-        self.store_id = Some(store);
+        self.store_id = Arc::new(OnceLock::from(store));
         self
     }
 
@@ -182,10 +185,7 @@ impl CheckpointIo {
             .with_cache(Some(self.metadata_cache().clone()))
             .with_object_class(ObjectClass::Checkpoint)
             .with_whole_object_threshold(WHOLE_FILE_LIMIT);
-        let reader = match &self.store_id {
-            Some(id) => reader.with_store_id(id.clone()),
-            None => reader,
-        };
+        let reader = reader.with_store_id(self.store_id.get_or_init(StoreId::unique).clone());
         let reader = match &self.range_cache {
             Some((cache, metrics)) => reader.with_range_cache(Some(cache.clone()), metrics.clone()),
             None => reader,

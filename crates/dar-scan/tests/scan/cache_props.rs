@@ -355,11 +355,14 @@ proptest! {
             // is planted in it too.
             let first = read(&world, 0, Some(cache.path())).await;
             prop_assert_eq!(&first, &read(&world, 0, None).await);
-            std::os::unix::fs::symlink(
-                outside.path(),
-                cache.path().join(RangeCache::NAMESPACE).join("ab"),
-            )
-            .unwrap();
+            // Where an object folder's fan-out folder would be (one of
+            // dar's two-hex names not taken yet).
+            let namespace = cache.path().join(RangeCache::NAMESPACE);
+            let fan = (0..=255u8)
+                .map(|b| namespace.join(format!("{b:02x}")))
+                .find(|p| p.symlink_metadata().is_err())
+                .unwrap();
+            std::os::unix::fs::symlink(outside.path(), fan).unwrap();
             for step in steps.iter().chain([&Step::Scan { endpoint: 0 }, &Step::Scan { endpoint: 1 }]) {
                 match step {
                     Step::Recreate { endpoint, offset } => world.recreate(*endpoint, *offset).await,
