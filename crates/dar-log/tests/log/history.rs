@@ -157,3 +157,70 @@ proptest! {
         })?;
     }
 }
+
+/// In the ICT era a timestamp is found by bisection: time travel and a
+/// feed's timestamp bounds read a handful of the 64 commits (O(log n)),
+/// not every commit since in-commit timestamps were enabled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ict_era_is_searched_by_bisection() {
+    use dar_io::testing::RecordingStore;
+    use object_store::local::LocalFileSystem;
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = LocalLog::create(dir.path());
+    let protocol = json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 7,
+        "writerFeatures": ["inCommitTimestamp"]}});
+    let mut m = metadata(false);
+    m["metaData"]["configuration"] = config(Some((0, 1_000)));
+    let ict = |v: u64| 1_000 + 1_000 * v as i64;
+    let n = 64;
+    for v in 0..n {
+        let info = json!({"commitInfo": {"timestamp": 1, "inCommitTimestamp": ict(v)}});
+        let mut actions = vec![info];
+        if v == 0 {
+            actions.extend([protocol.clone(), m.clone()]);
+        }
+        actions.push(add(&format!("f{v}"), None));
+        log.commit(v, &actions);
+    }
+    // A checkpoint at the latest version: replaying it reads no commit.
+    let mut state = vec![protocol, m];
+    state.extend((0..n).map(|v| add(&format!("f{v}"), None)));
+    log.checkpoint(n - 1, &state);
+    let recording = Arc::new(RecordingStore::new(
+        LocalFileSystem::new_with_prefix(dir.path()).unwrap(),
+    ));
+    let store: Arc<dyn object_store::ObjectStore> = recording.clone();
+    let root = Path::from("");
+    let commits_read = || {
+        recording
+            .paths_read(|name| name.ends_with(".json") && !name.contains("checkpoint"))
+            .len()
+    };
+    for t in [ict(5) + 500, ict(40), ict(62) + 1] {
+        recording.clear();
+        let v = dar_log::time_travel::version_at_timestamp(&store, &root, t)
+            .await
+            .unwrap();
+        assert_eq!(ict(v) <= t && t < ict(v + 1), true, "{t}: {v}");
+        assert!(
+            commits_read() <= 8,
+            "time travel to {t}: {}",
+            commits_read()
+        );
+        recording.clear();
+        let paths = TablePaths::for_store_root(&root).unwrap();
+        let io = CheckpointIo::new();
+        let f = ChangeFeed::open(
+            Arc::clone(&store),
+            paths,
+            &io,
+            ChangeBound::TimestampMs(t),
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(f.start(), if ict(v) == t { v } else { v + 1 });
+        assert!(commits_read() <= 8, "feed from {t}: {}", commits_read());
+    }
+}
