@@ -18,10 +18,17 @@
 //!    footer cache, range planning, requests metered as checkpoint reads).
 //! 3. [`replay`]: newest-first reconciliation keyed by (path, DV id), straight
 //!    into Arrow builders ([`add_columns`]).
-//! 4. [`protocol`]: refuse reader features dar does not implement (the
-//!    [`ProtocolReport`] says, feature by feature, what dar reads).
+//! 4. [`TableConfiguration`]: the protocol checked (reader features dar
+//!    does not implement are refused; the [`ProtocolReport`] says, feature
+//!    by feature, what dar reads) and what follows from it and the
+//!    metadata (schema, column mapping, change feed, in-commit timestamps),
+//!    derived once for the version.
 //! 5. [`file_index`]: typing partition values ([`partition`]) and stats
 //!    ([`stats`]) against the [`schema`], eagerly or on first use.
+//!
+//! Time travel by timestamp ([`time_travel`]) and the change data feed
+//! ([`changes`]: the commits of a range, each judged by the configuration
+//! in force at it) resolve timestamps to versions through one history.
 //!
 //! ```
 //! use std::sync::Arc;

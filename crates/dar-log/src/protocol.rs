@@ -184,7 +184,7 @@ const CATALOG: &[Known] = &[
     ),
     w(
         "changeDataFeed",
-        "writers record row changes in _change_data; a snapshot read ignores them (dar does not read the change feed)",
+        "writers record row changes in _change_data; a snapshot read ignores them (dar changes reads the feed)",
     ),
     w(
         "generatedColumns",

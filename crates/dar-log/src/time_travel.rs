@@ -2,8 +2,10 @@
 //! (protocol digest §10).
 //!
 //! Time travel to `T` loads the greatest version whose commit timestamp is
-//! at or before `T`, as the one history resolves it ([`crate::history`]:
-//! the eras of the latest configuration, the ICT era by bisection); `T`
+//! at or before `T`, as the one history resolves it (the crate's
+//! `history` module, shared with the change feed): the in-commit-timestamp
+//! era of the latest configuration (by bisection) when `T` is at or after
+//! its enablement timestamp, else the file-time era before it; `T`
 //! before the earliest reconstructible version of the era searched, or
 //! after the latest commit, is an error.
 //!
@@ -39,7 +41,7 @@ pub use crate::history::monotonized_times;
 /// When ICT was switched on later, the two parts are not one sorted
 /// sequence: file times before the enablement version may be later than
 /// the in-commit timestamps after it. Time travel therefore searches only
-/// one part (see [`crate::history`]).
+/// one part (see the module doc).
 ///
 /// # Errors
 ///
