@@ -108,7 +108,15 @@ pub async fn read_checkpoint(
         let files = &cp.files;
         let parts: Vec<FileContent> = futures::stream::iter((0..files.len()).map(|i| {
             let f = &files[i];
-            spawn_read(store, io, &live, f.location.clone(), f.size, false)
+            spawn_read(
+                store,
+                io,
+                &live,
+                f.location.clone(),
+                f.size,
+                f.store_version.clone(),
+                false,
+            )
         }))
         .buffered(in_flight)
         .try_collect()
@@ -143,7 +151,7 @@ pub async fn read_checkpoint(
                     }
                 };
                 let name = location.to_string();
-                let part = spawn_read(&store, &io, &live, location, size, true).await?;
+                let part = spawn_read(&store, &io, &live, location, size, None, true).await?;
                 Ok::<_, LogError>((name, part))
             }
         });
@@ -333,12 +341,13 @@ fn spawn_read(
     live: &Live,
     location: Path,
     size: u64,
+    version: Option<dar_io::ObjectVersion>,
     adds_only: bool,
 ) -> futures::future::BoxFuture<'static, Result<FileContent>> {
     let (store, reading, name) = (Arc::clone(store), io.clone(), location.to_string());
     let live = live.clone();
     io.spawn(&name, async move {
-        read_parquet_file(&store, &reading, live, &location, size, adds_only).await
+        read_parquet_file(&store, &reading, live, &location, size, version, adds_only).await
     })
 }
 
@@ -364,6 +373,7 @@ async fn read_parquet_file(
     live: Live,
     location: &Path,
     size: u64,
+    version: Option<dar_io::ObjectVersion>,
     adds_only: bool,
 ) -> Result<FileContent> {
     let path = location.to_string();
@@ -371,7 +381,7 @@ async fn read_parquet_file(
         path: path.clone(),
         source,
     };
-    let mut reader = io.reader(store, location, size);
+    let mut reader = io.reader(store, location, size).with_version(version);
     let metadata = ArrowReaderMetadata::load_async(&mut reader, Default::default())
         .await
         .map_err(pq_err)?;

@@ -84,6 +84,7 @@ mod tests {
             kind,
             size: 10,
             last_modified_ms: 0,
+            store_version: None,
         }
     }
 

@@ -88,6 +88,10 @@ pub async fn list_log(store: &dyn ObjectStore, log_dir: &Path, from: u64) -> Res
                 kind: parsed.kind,
                 size: m.size,
                 last_modified_ms: m.last_modified.timestamp_millis(),
+                // Only a tag the store also answers reads with (some
+                // S3-compatible servers list none).
+                store_version: (m.e_tag.is_some() || m.version.is_some())
+                    .then(|| dar_io::ObjectVersion::of(&m)),
                 location: m.location,
             })
         })

@@ -22,6 +22,10 @@ pub struct LogFile {
     pub size: u64,
     /// Last modification time, ms since the epoch.
     pub last_modified_ms: i64,
+    /// The store's version of the file (its ETag or version id) from the
+    /// listing: the byte-range cache serves a checkpoint part from disk
+    /// under it without asking the store again.
+    pub store_version: Option<dar_io::ObjectVersion>,
 }
 
 /// How the chosen checkpoint is stored.

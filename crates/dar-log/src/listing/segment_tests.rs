@@ -16,6 +16,7 @@ fn files(names: &[&str]) -> Vec<LogFile> {
                 kind: p.kind,
                 size,
                 last_modified_ms: 0,
+                store_version: None,
             }
         })
         .collect()

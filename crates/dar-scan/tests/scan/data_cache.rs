@@ -130,7 +130,8 @@ async fn a_new_process_reads_what_the_cache_dir_holds_and_refetches_damage() {
         let t = open(&server, options()).await;
         let open_io = t.store().metrics().snapshot();
         // The checkpoint comes from the directory; only the log is read
-        // (and the checkpoint's current version asked, by HEAD).
+        // (and, as this S3 server lists no ETags, the checkpoint's current
+        // version asked by HEAD).
         assert_eq!(open_io.class(ObjectClass::Checkpoint).bytes, 0, "{open_io}");
         assert!(open_io.cache.disk_hits > 0);
         let (again, m) = selective(&t, "v0").await;
@@ -177,6 +178,40 @@ async fn a_new_process_reads_what_the_cache_dir_holds_and_refetches_damage() {
     assert!(all.cache.corrupt > 0, "{all}");
     assert_eq!(all.cache.disk_hits, 0, "{all}");
     assert!(m.io.class(ObjectClass::PageData).requests > 0);
+}
+
+/// Where the listing gives ETags (the local file system, S3, Azure), a
+/// checkpoint part is served from the cache folder under the listing's
+/// tag: a new process opening the table asks the store nothing about it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listed_checkpoint_is_served_from_the_cache_dir_without_a_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut w, _) = write_wide_dv_table(dir.path()).await;
+    w.checkpoint().await.unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let uri = dir.path().join("t");
+    let open = || {
+        Table::open_with(
+            uri.to_str().unwrap(),
+            TableOptions::new().with_cache_dir(cache.path()),
+        )
+    };
+    let first = open().await.unwrap();
+    assert!(
+        first
+            .store()
+            .metrics()
+            .snapshot()
+            .class(ObjectClass::Checkpoint)
+            .requests
+            > 0
+    );
+    drop(first);
+    let second = open().await.unwrap();
+    let io = second.store().metrics().snapshot();
+    assert_eq!(io.class(ObjectClass::Checkpoint).requests, 0, "{io}");
+    assert!(io.cache.disk_hits > 0, "{io}");
+    assert_eq!(io.cache.validations, 0, "{io}");
 }
 
 /// Every shared table that dar reads, at its latest version: the rows of
