@@ -209,9 +209,14 @@ class Table:
 
         Args:
             start: the first version (`int`), or a time (`datetime` or RFC 3339
-                `str`): the first commit at or after it.
-            end: the last version, or a time: the last commit at or before it;
-                the latest version by default.
+                `str`): the first commit at or after it (a time after the last
+                commit raises).
+            end: the last version, or a time: the last commit at or before it
+                (the latest version for a time after the last commit); the
+                latest version by default. Times resolve to versions as time
+                travel resolves them. Each row's `_commit_timestamp` is its
+                commit's: the in-commit timestamp where in-commit timestamps
+                are on at that commit, else the commit file's time.
             columns: the table's columns, in order; all by default. The change
                 columns `_change_type`, `_commit_version` and `_commit_timestamp`
                 always follow.
