@@ -90,212 +90,51 @@ pub(crate) fn encode(state: &CheckpointState<'_>, name: &str) -> Result<EncodedC
     Ok(EncodedCheckpoint { bytes, rows })
 }
 
+/// Where each kind of row of one checkpoint batch is: protocol (row 0)
+/// and metaData (row 1) unless the batch continues another or is a
+/// sidecar, then the adds, then the removes.
+struct Layout<'a> {
+    state: &'a CheckpointState<'a>,
+    /// Rows before the adds (0 or 2).
+    head: usize,
+    rows: usize,
+}
+
+impl<'a> Layout<'a> {
+    fn add_at(&self, row: usize) -> Option<&'a DataFile> {
+        let adds = self.state.files.len();
+        (self.head..self.head + adds)
+            .contains(&row)
+            .then(|| self.state.files[row - self.head])
+    }
+
+    fn remove_at(&self, row: usize) -> Option<&'a Tombstone> {
+        let after = self.head + self.state.files.len();
+        (row >= after).then(|| self.state.tombstones[row - after])
+    }
+}
+
 /// One batch of a checkpoint: the protocol and metaData rows first unless
 /// `continued` (a later batch) or a sidecar, then the adds, then the
 /// removes.
 fn encode_batch(state: &CheckpointState<'_>, continued: bool) -> Result<RecordBatch> {
-    let adds = state.files.len();
-    let removes = state.tombstones.len();
     let head = if state.sidecar || continued { 0 } else { 2 };
-    let rows = head + adds + removes;
-    // Row kinds: 0 protocol, 1 metaData (not in a sidecar), then adds,
-    // then removes.
-    let add_at = |row: usize| {
-        (head..head + adds)
-            .contains(&row)
-            .then(|| state.files[row - head])
-    };
-    let remove_at = |row: usize| (row >= head + adds).then(|| state.tombstones[row - head - adds]);
-
-    let protocol = {
-        let p = state.protocol;
-        let features = |list: Option<Vec<&str>>| {
-            let mut builder = string_list_builder();
-            for row in 0..rows {
-                match (row, &list) {
-                    (0, Some(features)) if head > 0 => {
-                        features
-                            .iter()
-                            .for_each(|f| builder.values().append_value(f));
-                        builder.append(true);
-                    }
-                    _ => builder.append(false),
-                }
-            }
-            Arc::new(builder.finish()) as ArrayRef
-        };
-        let only_first =
-            |v: i32| Int32Array::from_iter((0..rows).map(|r| (r == 0 && head > 0).then_some(v)));
-        struct_array(
-            vec![
-                (
-                    "minReaderVersion",
-                    Arc::new(only_first(p.min_reader_version)),
-                ),
-                (
-                    "minWriterVersion",
-                    Arc::new(only_first(p.min_writer_version)),
-                ),
-                ("readerFeatures", features(p.reader_features())),
-                ("writerFeatures", features(p.writer_features())),
-            ],
-            (0..rows).map(|r| r == 0 && head > 0).collect(),
-        )?
-    };
-
-    let metadata = {
-        let m = state.metadata;
-        let at = |row: usize| (row == 1 && head > 0).then_some(m);
-        let mut options = string_map_builder();
-        let mut columns = string_list_builder();
-        let mut configuration = string_map_builder();
-        for row in 0..rows {
-            options
-                .append(at(row).is_some())
-                .map_err(TestkitError::arrow("checkpoint format.options"))?;
-            match at(row) {
-                Some(m) => {
-                    m.partition_columns
-                        .iter()
-                        .for_each(|c| columns.values().append_value(c));
-                    columns.append(true);
-                    for (k, v) in &m.configuration {
-                        configuration.keys().append_value(k);
-                        configuration.values().append_value(v);
-                    }
-                    configuration
-                        .append(true)
-                        .map_err(TestkitError::arrow("checkpoint configuration"))?;
-                }
-                None => {
-                    columns.append(false);
-                    configuration
-                        .append(false)
-                        .map_err(TestkitError::arrow("checkpoint configuration"))?;
-                }
-            }
-        }
-        let strings = |f: &dyn Fn(&Metadata) -> &str| -> ArrayRef {
-            Arc::new(StringArray::from_iter((0..rows).map(|r| at(r).map(f))))
-        };
-        let valid: Vec<bool> = (0..rows).map(|r| r == 1 && head > 0).collect();
-        let format = struct_array(
-            vec![
-                ("provider", strings(&|_| "parquet")),
-                ("options", Arc::new(options.finish())),
-            ],
-            valid.clone(),
-        )?;
-        struct_array(
-            vec![
-                ("id", strings(&|m| m.id.as_str())),
-                ("format", format),
-                ("schemaString", strings(&|m| m.schema_string.as_str())),
-                ("partitionColumns", Arc::new(columns.finish())),
-                ("configuration", Arc::new(configuration.finish())),
-                (
-                    "createdTime",
-                    Arc::new(Int64Array::from_iter(
-                        (0..rows).map(|r| at(r).map(|m| m.created_time)),
-                    )),
-                ),
-            ],
-            valid,
-        )?
-    };
-
-    let add = {
-        let file = |row: usize| add_at(row);
-        struct_array(
-            vec![
-                (
-                    "path",
-                    Arc::new(StringArray::from_iter(
-                        (0..rows).map(|r| file(r).map(|f| f.path.as_str())),
-                    )),
-                ),
-                ("partitionValues", partition_values(rows, &file)?),
-                (
-                    "size",
-                    Arc::new(Int64Array::from_iter(
-                        (0..rows).map(|r| file(r).map(|f| f.size as i64)),
-                    )),
-                ),
-                (
-                    "modificationTime",
-                    Arc::new(Int64Array::from_iter(
-                        (0..rows).map(|r| file(r).map(|f| f.modification_time)),
-                    )),
-                ),
-                (
-                    "dataChange",
-                    Arc::new(BooleanArray::from_iter(
-                        (0..rows).map(|r| file(r).map(|_| false)),
-                    )),
-                ),
-                (
-                    "deletionVector",
-                    deletion_vectors(rows, &|r| file(r).and_then(|f| f.deletion_vector.as_ref()))?,
-                ),
-            ],
-            (0..rows).map(|r| file(r).is_some()).collect(),
-        )?
+    let layout = Layout {
+        state,
+        head,
+        rows: head + state.files.len() + state.tombstones.len(),
     };
     let add = with_stats(
-        add,
-        rows,
-        &|r| add_at(r).map(DataFile::stats_json),
+        add_column(&layout)?,
+        layout.rows,
+        &|r| layout.add_at(r).map(DataFile::stats_json),
         &state.stats,
     )?;
-
-    let remove = {
-        let file = |row: usize| remove_at(row).map(|t| &t.file);
-        let stamp = |row: usize| remove_at(row).map(|t| t.deletion_timestamp);
-        struct_array(
-            vec![
-                (
-                    "path",
-                    Arc::new(StringArray::from_iter(
-                        (0..rows).map(|r| file(r).map(|f| f.path.as_str())),
-                    )),
-                ),
-                (
-                    "deletionTimestamp",
-                    Arc::new(Int64Array::from_iter((0..rows).map(stamp))),
-                ),
-                (
-                    "dataChange",
-                    Arc::new(BooleanArray::from_iter(
-                        (0..rows).map(|r| file(r).map(|_| true)),
-                    )),
-                ),
-                (
-                    "extendedFileMetadata",
-                    Arc::new(BooleanArray::from_iter(
-                        (0..rows).map(|r| file(r).map(|_| true)),
-                    )),
-                ),
-                ("partitionValues", partition_values(rows, &file)?),
-                (
-                    "size",
-                    Arc::new(Int64Array::from_iter(
-                        (0..rows).map(|r| file(r).map(|f| f.size as i64)),
-                    )),
-                ),
-                (
-                    "deletionVector",
-                    deletion_vectors(rows, &|r| file(r).and_then(|f| f.deletion_vector.as_ref()))?,
-                ),
-            ],
-            (0..rows).map(|r| file(r).is_some()).collect(),
-        )?
-    };
-
     let mut columns = vec![
-        ("protocol", protocol),
-        ("metaData", metadata),
+        ("protocol", protocol_column(&layout)?),
+        ("metaData", metadata_column(&layout)?),
         ("add", add),
-        ("remove", remove),
+        ("remove", remove_column(&layout)?),
     ];
     if state.sidecar {
         // A sidecar holds file actions only (protocol digest §3).
@@ -312,6 +151,192 @@ fn encode_batch(state: &CheckpointState<'_>, continued: bool) -> Result<RecordBa
         columns.into_iter().map(|(_, a)| a).collect(),
     )
     .map_err(TestkitError::arrow("checkpoint batch"))
+}
+
+/// The `protocol` column: row 0 of a batch with a head.
+fn protocol_column(layout: &Layout<'_>) -> Result<ArrayRef> {
+    let (rows, head) = (layout.rows, layout.head);
+    let p = layout.state.protocol;
+    let features = |list: Option<Vec<&str>>| {
+        let mut builder = string_list_builder();
+        for row in 0..rows {
+            match (row, &list) {
+                (0, Some(features)) if head > 0 => {
+                    features
+                        .iter()
+                        .for_each(|f| builder.values().append_value(f));
+                    builder.append(true);
+                }
+                _ => builder.append(false),
+            }
+        }
+        Arc::new(builder.finish()) as ArrayRef
+    };
+    let only_first =
+        |v: i32| Int32Array::from_iter((0..rows).map(|r| (r == 0 && head > 0).then_some(v)));
+    struct_array(
+        vec![
+            (
+                "minReaderVersion",
+                Arc::new(only_first(p.min_reader_version)),
+            ),
+            (
+                "minWriterVersion",
+                Arc::new(only_first(p.min_writer_version)),
+            ),
+            ("readerFeatures", features(p.reader_features())),
+            ("writerFeatures", features(p.writer_features())),
+        ],
+        (0..rows).map(|r| r == 0 && head > 0).collect(),
+    )
+}
+
+/// The `metaData` column: row 1 of a batch with a head.
+fn metadata_column(layout: &Layout<'_>) -> Result<ArrayRef> {
+    let (rows, head) = (layout.rows, layout.head);
+    let m = layout.state.metadata;
+    let at = |row: usize| (row == 1 && head > 0).then_some(m);
+    let mut options = string_map_builder();
+    let mut columns = string_list_builder();
+    let mut configuration = string_map_builder();
+    for row in 0..rows {
+        options
+            .append(at(row).is_some())
+            .map_err(TestkitError::arrow("checkpoint format.options"))?;
+        match at(row) {
+            Some(m) => {
+                m.partition_columns
+                    .iter()
+                    .for_each(|c| columns.values().append_value(c));
+                columns.append(true);
+                for (k, v) in &m.configuration {
+                    configuration.keys().append_value(k);
+                    configuration.values().append_value(v);
+                }
+                configuration
+                    .append(true)
+                    .map_err(TestkitError::arrow("checkpoint configuration"))?;
+            }
+            None => {
+                columns.append(false);
+                configuration
+                    .append(false)
+                    .map_err(TestkitError::arrow("checkpoint configuration"))?;
+            }
+        }
+    }
+    let strings = |f: &dyn Fn(&Metadata) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter((0..rows).map(|r| at(r).map(f))))
+    };
+    let valid: Vec<bool> = (0..rows).map(|r| r == 1 && head > 0).collect();
+    let format = struct_array(
+        vec![
+            ("provider", strings(&|_| "parquet")),
+            ("options", Arc::new(options.finish())),
+        ],
+        valid.clone(),
+    )?;
+    struct_array(
+        vec![
+            ("id", strings(&|m| m.id.as_str())),
+            ("format", format),
+            ("schemaString", strings(&|m| m.schema_string.as_str())),
+            ("partitionColumns", Arc::new(columns.finish())),
+            ("configuration", Arc::new(configuration.finish())),
+            (
+                "createdTime",
+                Arc::new(Int64Array::from_iter(
+                    (0..rows).map(|r| at(r).map(|m| m.created_time)),
+                )),
+            ),
+        ],
+        valid,
+    )
+}
+
+/// The `add` column (without stats): one row per file.
+fn add_column(layout: &Layout<'_>) -> Result<ArrayRef> {
+    let rows = layout.rows;
+    let file = |row: usize| layout.add_at(row);
+    struct_array(
+        vec![
+            (
+                "path",
+                Arc::new(StringArray::from_iter(
+                    (0..rows).map(|r| file(r).map(|f| f.path.as_str())),
+                )),
+            ),
+            ("partitionValues", partition_values(rows, &file)?),
+            (
+                "size",
+                Arc::new(Int64Array::from_iter(
+                    (0..rows).map(|r| file(r).map(|f| f.size as i64)),
+                )),
+            ),
+            (
+                "modificationTime",
+                Arc::new(Int64Array::from_iter(
+                    (0..rows).map(|r| file(r).map(|f| f.modification_time)),
+                )),
+            ),
+            (
+                "dataChange",
+                Arc::new(BooleanArray::from_iter(
+                    (0..rows).map(|r| file(r).map(|_| false)),
+                )),
+            ),
+            (
+                "deletionVector",
+                deletion_vectors(rows, &|r| file(r).and_then(|f| f.deletion_vector.as_ref()))?,
+            ),
+        ],
+        (0..rows).map(|r| file(r).is_some()).collect(),
+    )
+}
+
+/// The `remove` column: one row per tombstone.
+fn remove_column(layout: &Layout<'_>) -> Result<ArrayRef> {
+    let rows = layout.rows;
+    let file = |row: usize| layout.remove_at(row).map(|t| &t.file);
+    let stamp = |row: usize| layout.remove_at(row).map(|t| t.deletion_timestamp);
+    struct_array(
+        vec![
+            (
+                "path",
+                Arc::new(StringArray::from_iter(
+                    (0..rows).map(|r| file(r).map(|f| f.path.as_str())),
+                )),
+            ),
+            (
+                "deletionTimestamp",
+                Arc::new(Int64Array::from_iter((0..rows).map(stamp))),
+            ),
+            (
+                "dataChange",
+                Arc::new(BooleanArray::from_iter(
+                    (0..rows).map(|r| file(r).map(|_| true)),
+                )),
+            ),
+            (
+                "extendedFileMetadata",
+                Arc::new(BooleanArray::from_iter(
+                    (0..rows).map(|r| file(r).map(|_| true)),
+                )),
+            ),
+            ("partitionValues", partition_values(rows, &file)?),
+            (
+                "size",
+                Arc::new(Int64Array::from_iter(
+                    (0..rows).map(|r| file(r).map(|f| f.size as i64)),
+                )),
+            ),
+            (
+                "deletionVector",
+                deletion_vectors(rows, &|r| file(r).and_then(|f| f.deletion_vector.as_ref()))?,
+            ),
+        ],
+        (0..rows).map(|r| file(r).is_some()).collect(),
+    )
 }
 
 fn string_list_builder() -> ListBuilder<StringBuilder> {

@@ -13,8 +13,7 @@ use serde_json::json;
 use crate::error::Result;
 use crate::hand::HandTable;
 use crate::log_json::{
-    add, cdf_on, commit_info, id_field, metadata, protocol_features, set_file_time,
-    with_ict_from,
+    add, cdf_on, commit_info, id_field, metadata, protocol_features, set_file_time, with_ict_from,
 };
 
 /// The version whose commit switches in-commit timestamps on.
@@ -44,11 +43,12 @@ pub fn write_ict_toggled_table(dir: &Path) -> Result<Vec<(u64, i64)>> {
     let mut expected = Vec::new();
     for v in 0..ICT_TOGGLED_VERSIONS {
         let id = i32::try_from(v).unwrap_or(i32::MAX);
-        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(Int32Array::from(vec![id]))])
-            .map_err(|e| crate::error::TestkitError::Io {
-                path: dir.display().to_string(),
-                reason: e.to_string(),
-            })?;
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int32Array::from(vec![id]))])
+                .map_err(|e| crate::error::TestkitError::Io {
+                    path: dir.display().to_string(),
+                    reason: e.to_string(),
+                })?;
         let name = format!("v{v}.parquet");
         let size = t.write_parquet(&name, &batch)?;
         let on = (ICT_ENABLED_AT..ICT_DISABLED_AT).contains(&v);

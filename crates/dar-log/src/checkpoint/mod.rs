@@ -21,6 +21,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 use parquet::arrow::async_reader::AsyncFileReader;
+use parquet::schema::types::SchemaDescriptor;
 
 mod chunks;
 mod columns;
@@ -386,54 +387,8 @@ async fn read_parquet_file(
         .await
         .map_err(pq_err)?;
     let descr = metadata.metadata().file_metadata().schema_descr_ptr();
-    let mut leaves = Vec::new();
-    let mut stats_leaves = Vec::new();
-    for (i, c) in descr.columns().iter().enumerate() {
-        let parts = c.path().parts();
-        let wanted = match parts.first().map(String::as_str) {
-            Some("add") => parts
-                .get(1)
-                .is_some_and(|p| ADD_FIELDS.contains(&p.as_str())),
-            // A remove's key, to check no add of the checkpoint has it.
-            Some("remove") => {
-                let rest: Vec<&str> = parts.iter().skip(1).map(String::as_str).collect();
-                matches!(
-                    rest.as_slice(),
-                    ["path"]
-                        | [
-                            "deletionVector",
-                            "storageType" | "pathOrInlineDv" | "offset"
-                        ]
-                )
-            }
-            Some(root) => !adds_only && NON_FILE_ROOTS.contains(&root),
-            None => false,
-        };
-        match (wanted, retained::is_stats_leaf(parts)) {
-            (true, true) => stats_leaves.push(i),
-            (true, false) => leaves.push(i),
-            (false, _) => {}
-        }
-    }
-    for root in NON_FILE_ROOTS.iter().chain(&["add"]) {
-        if let Ok(f) = metadata.schema().field_with_name(root)
-            && !matches!(f.data_type(), DataType::Struct(_))
-        {
-            return Err(schema_err(
-                &path,
-                root,
-                format!("expected a struct, found {}", f.data_type()),
-            ));
-        }
-    }
-    let has_add = metadata.schema().field_with_name("add").is_ok();
-    if adds_only && !has_add {
-        return Err(LogError::CheckpointSchema {
-            path,
-            column: "add".into(),
-            detail: "sidecar has no add column".into(),
-        });
-    }
+    let (leaves, stats_leaves) = wanted_leaves(&descr, adds_only);
+    check_roots(&metadata, &path, adds_only)?;
     // One planned read of every chunk needed: the stats (kept compressed
     // for later) and the rest (decoded now).
     let stats_ranges = chunks::chunk_ranges(&metadata, &stats_leaves);
@@ -522,6 +477,68 @@ async fn read_parquet_file(
         add_hashes,
         removes,
     })
+}
+
+/// The leaf columns a read of a checkpoint file decodes now, and those of
+/// the add's stats (kept compressed for later): the add fields dar uses,
+/// a remove's key (to check no add of the checkpoint has it), and, but in
+/// a sidecar, the non-file actions.
+fn wanted_leaves(descr: &SchemaDescriptor, adds_only: bool) -> (Vec<usize>, Vec<usize>) {
+    let mut leaves = Vec::new();
+    let mut stats_leaves = Vec::new();
+    for (i, c) in descr.columns().iter().enumerate() {
+        let parts = c.path().parts();
+        let wanted = match parts.first().map(String::as_str) {
+            Some("add") => parts
+                .get(1)
+                .is_some_and(|p| ADD_FIELDS.contains(&p.as_str())),
+            // A remove's key, to check no add of the checkpoint has it.
+            Some("remove") => {
+                let rest: Vec<&str> = parts.iter().skip(1).map(String::as_str).collect();
+                matches!(
+                    rest.as_slice(),
+                    ["path"]
+                        | [
+                            "deletionVector",
+                            "storageType" | "pathOrInlineDv" | "offset"
+                        ]
+                )
+            }
+            Some(root) => !adds_only && NON_FILE_ROOTS.contains(&root),
+            None => false,
+        };
+        match (wanted, retained::is_stats_leaf(parts)) {
+            (true, true) => stats_leaves.push(i),
+            (true, false) => leaves.push(i),
+            (false, _) => {}
+        }
+    }
+    (leaves, stats_leaves)
+}
+
+/// Refuses a checkpoint file whose action columns are not structs, or a
+/// sidecar without adds.
+fn check_roots(metadata: &ArrowReaderMetadata, path: &str, adds_only: bool) -> Result<()> {
+    for root in NON_FILE_ROOTS.iter().chain(&["add"]) {
+        if let Ok(f) = metadata.schema().field_with_name(root)
+            && !matches!(f.data_type(), DataType::Struct(_))
+        {
+            return Err(schema_err(
+                path,
+                root,
+                format!("expected a struct, found {}", f.data_type()),
+            ));
+        }
+    }
+    let has_add = metadata.schema().field_with_name("add").is_ok();
+    if adds_only && !has_add {
+        return Err(LogError::CheckpointSchema {
+            path: path.to_string(),
+            column: "add".into(),
+            detail: "sidecar has no add column".into(),
+        });
+    }
+    Ok(())
 }
 
 /// What one row range of a checkpoint file holds.
