@@ -202,7 +202,7 @@ async fn the_ict_era_is_searched_by_bisection() {
         let v = dar_log::time_travel::version_at_timestamp(&store, &root, t)
             .await
             .unwrap();
-        assert_eq!(ict(v) <= t && t < ict(v + 1), true, "{t}: {v}");
+        assert!(ict(v) <= t && t < ict(v + 1), "{t}: {v}");
         assert!(
             commits_read() <= 8,
             "time travel to {t}: {}",
