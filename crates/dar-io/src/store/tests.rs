@@ -1,4 +1,5 @@
 use super::*;
+use crate::Error;
 
 const SECRET: &str = "wJalrXUtnFEMI-K7MDENG-SECRET";
 const KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
