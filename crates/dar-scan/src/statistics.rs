@@ -26,10 +26,13 @@
 //! null count and bounds of that column are unknown, never exact.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use arrow_array::Array;
 use arrow_schema::{DataType, TimeUnit};
 use dar_log::FileIndex;
+use dar_log::stats::ColumnStats;
 use dar_prune::Scalar;
 
 use crate::state::ScanState;
@@ -132,20 +135,33 @@ pub(crate) fn statistics(
     let exact = !has_dv && state.spec.predicate.is_none();
     let live: Option<u64> = tasks.iter().map(ScanTask::live_rows).sum();
     let bytes: Option<u64> = tasks.iter().map(|t| t.size).sum();
+    let loaded = match (index, rows) {
+        (Some(index), Some(rows)) => data_stats(state, index, rows),
+        _ => None,
+    };
+    let by_name: HashMap<&str, &ColumnStats> = loaded
+        .iter()
+        .flat_map(|l| &l.columns)
+        .filter_map(|c| match c.column.logical_path.as_slice() {
+            [name] => Some((name.as_str(), c.as_ref())),
+            _ => None,
+        })
+        .collect();
     let columns = state
         .output
         .iter()
         .map(|c| {
             let field = &state.fields[c.root];
-            match (index, rows) {
+            match &loaded {
                 _ if !c.children.is_empty() => ColumnStatistics::unknown(),
                 _ if state.is_partition[c.root] => {
                     partition_column(field.name(), tasks, exact && live.is_some())
                 }
-                (Some(index), Some(rows)) => {
-                    data_column(field.name(), field.data_type(), index, rows, exact)
-                }
-                _ => ColumnStatistics::unknown(),
+                Some(l) => match by_name.get(field.name().as_str()) {
+                    Some(stats) => data_column(stats, field.data_type(), l, exact),
+                    None => ColumnStatistics::unknown(),
+                },
+                None => ColumnStatistics::unknown(),
             }
         })
         .collect();
@@ -274,20 +290,53 @@ fn bound_kind(t: &DataType) -> Option<BoundKind> {
     })
 }
 
-fn data_column(
-    name: &str,
-    data_type: &DataType,
+/// The log's statistics of a plan's top-level data columns, and what
+/// holds for all of them.
+struct DataStats<'a> {
+    /// The output's top-level data columns that have statistics.
+    columns: Vec<Arc<ColumnStats>>,
+    /// The plan's files (rows of the file index).
+    rows: &'a [usize],
+    /// Whether every file's bounds are tight.
+    tight: bool,
+}
+
+/// The statistics of every top-level data column of the output, loaded
+/// together: one pass over the files' statistics whatever the width (a
+/// column at a time parsed every file's statistics once per column, so a
+/// wide table's first plan cost columns² work), matched by path through a
+/// hash set, never by a search per column. `None` when they cannot be
+/// decoded (statistics are estimates: unknown then).
+fn data_stats<'a>(
+    state: &ScanState,
     index: &FileIndex,
-    rows: &[usize],
+    rows: &'a [usize],
+) -> Option<DataStats<'a>> {
+    let paths: Vec<Vec<String>> = state
+        .output
+        .iter()
+        .filter(|c| c.children.is_empty() && !state.is_partition[c.root])
+        .map(|c| vec![state.fields[c.root].name().clone()])
+        .collect();
+    let columns = index.stats.for_paths(&paths).ok()?;
+    let tight = rows.iter().all(|&i| {
+        let t = &index.stats.tight_bounds;
+        t.is_valid(i) && t.value(i)
+    });
+    Some(DataStats {
+        columns,
+        rows,
+        tight,
+    })
+}
+
+fn data_column(
+    stats: &ColumnStats,
+    data_type: &DataType,
+    files: &DataStats<'_>,
     exact: bool,
 ) -> ColumnStatistics {
-    // Statistics are estimates: stats that cannot be decoded are unknown.
-    let Ok(Some(stats)) = index.stats.column(name) else {
-        return ColumnStatistics::unknown();
-    };
-    if stats.column.logical_path.len() != 1 {
-        return ColumnStatistics::unknown();
-    }
+    let (rows, tight) = (files.rows, files.tight);
     let nulls: Option<u64> = rows
         .iter()
         .map(|&i| {
@@ -297,10 +346,6 @@ fn data_column(
                 .flatten()
         })
         .sum();
-    let tight = rows.iter().all(|&i| {
-        let t = &index.stats.tight_bounds;
-        t.is_valid(i) && t.value(i)
-    });
     // Under `tightBounds = false` a null count "means nothing" unless it is
     // 0 or all rows (protocol §8.2): no bound at all then.
     let nulls = nulls.filter(|_| tight);

@@ -126,3 +126,35 @@ async fn plan_statistics_follow_the_delta_rules() {
     let limited = table.scan().with_limit(3).build().unwrap().statistics();
     assert_eq!(limited.num_rows, Estimate::Exact(3));
 }
+
+/// A plan's statistics parse every output column's file statistics in one
+/// pass over the files' statistics, whatever the width (a column at a time
+/// re-read every file's statistics once per column: columns² work for a
+/// wide table's first plan), and each column's come from its own stats.
+#[tokio::test]
+async fn plan_statistics_load_all_columns_in_one_pass() {
+    use crate::{Estimate, Scalar};
+    let width = 100;
+    let table = wide_table(width, 10).await;
+    let stats = table.scan().build().unwrap().statistics();
+    assert_eq!(stats.columns.len(), width);
+    let index = table.snapshot().file_index().unwrap();
+    // Delta's default: statistics on the first 32 columns.
+    assert_eq!(index.stats.parsed_columns(), 32);
+    assert_eq!(index.stats.parse_passes(), 1);
+    for j in [0, 7, 31] {
+        let c = &stats.columns[j];
+        assert_eq!(c.min, Estimate::Exact(Scalar::Int64(j as i64)), "c{j}");
+        let max = (19 * width + j) as i64;
+        assert_eq!(c.max, Estimate::Exact(Scalar::Int64(max)), "c{j}");
+    }
+    assert_eq!(stats.columns[32].min, Estimate::Unknown);
+    // A second plan parses nothing again.
+    let _ = table
+        .scan()
+        .with_columns(["c3", "c0"])
+        .build()
+        .unwrap()
+        .statistics();
+    assert_eq!(index.stats.parse_passes(), 1);
+}

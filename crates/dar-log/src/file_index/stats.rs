@@ -3,6 +3,7 @@
 //! min / max / null count is parsed the first time a query asks for it,
 //! then kept, so memory grows with the columns queries reference.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -62,6 +63,8 @@ pub struct IndexStats {
     /// Each column's stats once parsed (no lock held while parsing).
     loaded: Slots,
     parsed: AtomicUsize,
+    /// Passes over the files' statistics made by loads.
+    passes: AtomicUsize,
 }
 
 impl Clone for IndexStats {
@@ -75,6 +78,7 @@ impl Clone for IndexStats {
             sources: self.sources.clone(),
             loaded: self.loaded.snapshot(),
             parsed: AtomicUsize::new(self.parsed_columns()),
+            passes: AtomicUsize::new(self.parse_passes()),
         }
     }
 }
@@ -145,6 +149,7 @@ impl IndexStats {
             impossible: counts.impossible,
             loaded: Slots::new(columns.len()),
             parsed: AtomicUsize::new(0),
+            passes: AtomicUsize::new(0),
             columns,
             sources,
         })
@@ -180,9 +185,14 @@ impl IndexStats {
 
     /// The stats of those of `logical_paths` that have statistics, parsed
     /// together (one pass over the stats) unless already kept.
+    ///
+    /// Linear in the paths and columns (a hash set of the paths), so a
+    /// plan asking for every column of a wide table costs no more per
+    /// column than a narrow one.
     pub fn for_paths(&self, logical_paths: &[Vec<String>]) -> Result<Vec<Arc<ColumnStats>>> {
+        let paths: HashSet<&[String]> = logical_paths.iter().map(Vec::as_slice).collect();
         let wanted: Vec<usize> = (0..self.columns.len())
-            .filter(|&i| logical_paths.contains(&self.columns[i].logical_path))
+            .filter(|&i| paths.contains(self.columns[i].logical_path.as_slice()))
             .collect();
         self.load(&wanted)
     }
@@ -195,6 +205,14 @@ impl IndexStats {
     /// How many columns' statistics were parsed so far (each once).
     pub fn parsed_columns(&self) -> usize {
         self.parsed.load(Ordering::Relaxed)
+    }
+
+    /// How many passes over the files' statistics loads made so far (each
+    /// parses, in one pass, every column it was asked for that was not
+    /// kept yet): a plan asking for many columns makes one, not one per
+    /// column.
+    pub fn parse_passes(&self) -> usize {
+        self.passes.load(Ordering::Relaxed)
     }
 
     /// Bytes held: the counts, the kept column stats, and the sources
@@ -256,6 +274,7 @@ impl IndexStats {
             });
             let parsed = self.parse(&columns)?;
             self.parsed.fetch_add(missing.len(), Ordering::Relaxed);
+            self.passes.fetch_add(1, Ordering::Relaxed);
             Ok(parsed.columns)
         })
     }
