@@ -26,7 +26,9 @@
 //!   unless [`QueryOptions`] allow DDL, writes or statements (a write never
 //!   goes inside a Delta table), long `AND`/`OR` chains rebalanced and
 //!   deeper nesting than [`MAX_EXPR_NESTING`] refused (DataFusion recurses
-//!   on expressions), `TIMESTAMP` in microseconds as in Delta.
+//!   on expressions), `TIMESTAMP` in microseconds as in Delta, and
+//!   `SELECT * FROM t [WHERE …] [LIMIT …]` planned without DataFusion's
+//!   quadratic expansion of `*` (linear in the columns on wide tables).
 //!
 //! ```
 //! use dar_datafusion::{register_dar, register_delta_table};
@@ -60,6 +62,7 @@ mod options;
 mod provider;
 mod query;
 mod statistics;
+mod wildcard;
 
 use std::sync::Arc;
 

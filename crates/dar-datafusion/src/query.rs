@@ -2,7 +2,7 @@
 //! runs it.
 //!
 //! `SessionContext::sql` takes any statement and plans it as written. A
-//! reader over Delta tables wants three things more, which [`sql`] adds:
+//! reader over Delta tables wants four things more, which [`sql`] adds:
 //!
 //! 1. **Reading only, by default.** DDL (`CREATE VIEW`, `CREATE EXTERNAL
 //!    TABLE`, `DROP`), DML and `COPY` (which writes files: a `COPY ... TO
@@ -26,6 +26,10 @@
 //!    it nanoseconds, which hold only the years 1677 to 2262: comparing a
 //!    `0001-01-01` partition value with `TIMESTAMP '2000-01-01'` failed with
 //!    an arithmetic overflow, because the column was cast to nanoseconds).
+//! 4. **Wide tables planned in linear time.** `SELECT * FROM t [WHERE …]
+//!    [LIMIT …]` is planned without DataFusion's per-column projection,
+//!    whose expansion of `*` is quadratic in the columns (see
+//!    `wildcard.rs`): the same plan less an identity projection.
 
 use std::any::Any;
 use std::ops::ControlFlow;
@@ -116,7 +120,21 @@ pub async fn sql(ctx: &SessionContext, text: &str, options: QueryOptions) -> Res
         dismantle(&mut statement);
         return Err(too_deep);
     }
-    let plan = state.statement_to_plan(statement).await?;
+    // `SELECT * FROM …` without DataFusion's O(columns²) expansion of `*`
+    // (see `wildcard`); any other statement, or a plan of another shape,
+    // is planned as written.
+    let fast = match crate::wildcard::marked(&statement) {
+        Some(marked) => state
+            .statement_to_plan(marked)
+            .await
+            .ok()
+            .and_then(crate::wildcard::unmark),
+        None => None,
+    };
+    let plan = match fast {
+        Some(plan) => plan,
+        None => state.statement_to_plan(statement).await?,
+    };
     check_kinds(&plan, options)?;
     if options.writes {
         check_targets(ctx, &plan).await?;

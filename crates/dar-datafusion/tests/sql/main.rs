@@ -21,6 +21,7 @@ mod pushdown;
 mod remote;
 mod slt;
 mod trusted_stats;
+mod wide;
 mod writes;
 
 use std::path::PathBuf;
