@@ -505,10 +505,23 @@ impl TableWriter {
         for (old, new) in replaced {
             commit.removed.push(old.path.clone());
             commit.added.push(new.clone());
-            self.tombstones.push(Tombstone {
-                file: old,
-                deletion_timestamp: timestamp,
-            });
+            // Deleting rows already deleted leaves the same DV: the add
+            // supersedes the remove of that very key, which is then no
+            // tombstone (a checkpoint never both adds and removes a key).
+            if old
+                .deletion_vector
+                .as_ref()
+                .map(dar_dv::DvDescriptor::unique_id)
+                != new
+                    .deletion_vector
+                    .as_ref()
+                    .map(dar_dv::DvDescriptor::unique_id)
+            {
+                self.tombstones.push(Tombstone {
+                    file: old,
+                    deletion_timestamp: timestamp,
+                });
+            }
             self.files.insert(new.path.clone(), new);
         }
         Ok(commit)
