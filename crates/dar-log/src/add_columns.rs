@@ -371,10 +371,11 @@ pub struct AddRow<'a> {
     pub path: &'a str,
     /// `partitionValues` (raw JSON, decoded into the map builder).
     pub partition_values: PartitionEntries<'a>,
-    /// `size`.
-    pub size: i64,
-    /// `modificationTime`.
-    pub modification_time: i64,
+    /// `size` (`None` where the log gives none, as a `remove` may not:
+    /// a null, never a placeholder).
+    pub size: Option<i64>,
+    /// `modificationTime` (`None` for actions without one: `remove`, `cdc`).
+    pub modification_time: Option<i64>,
     /// `stats`.
     pub stats: Option<&'a str>,
     /// DV fields: storage type, path or inline, offset, size, cardinality.
@@ -420,8 +421,8 @@ impl AddColumnsBuilder {
             .map_err(|e| <serde_json::Error as serde::de::Error>::custom(e.to_string()))?;
         self.path.append_value(row.path);
         self.plain_paths &= row.plain_path;
-        self.size.append_value(row.size);
-        self.modification_time.append_value(row.modification_time);
+        self.size.append_option(row.size);
+        self.modification_time.append_option(row.modification_time);
         self.stats.append_option(row.stats);
         match row.dv {
             Some((st, p, off, sz, card)) => {

@@ -427,9 +427,6 @@ impl ChangeScan {
         let mut tasks = Vec::with_capacity(kept.len());
         for i in kept {
             let mut task = files::task(index, i).map_err(|e| table.log_error(e))?;
-            if !commit.has_size[i] {
-                task.size = None;
-            }
             task.paired_dv = commit.paired_dv[i].clone();
             task.partition_values.extend([
                 (COMMIT_VERSION.to_string(), Scalar::Int64(version)),

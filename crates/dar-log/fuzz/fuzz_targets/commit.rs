@@ -42,8 +42,8 @@ fuzz_target!(|data: &[u8]| {
                 let _ = adds.append(AddRow {
                     path: &a.path,
                     partition_values: a.partition_values,
-                    size: a.size,
-                    modification_time: a.modification_time,
+                    size: Some(a.size),
+                    modification_time: Some(a.modification_time),
                     stats: a.stats.as_deref(),
                     dv: None,
                     // Unknown: the file index checks the path itself.

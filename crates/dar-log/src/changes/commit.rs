@@ -174,7 +174,6 @@ fn changes_of(
     let mut builder = AddColumnsBuilder::default();
     let mut sources = Vec::with_capacity(rows.len());
     let mut paired_dv = Vec::with_capacity(rows.len());
-    let mut has_size = Vec::with_capacity(rows.len());
     for row in rows {
         let (_, plain) = feed
             .paths
@@ -183,8 +182,8 @@ fn changes_of(
             .append(AddRow {
                 path: row.path,
                 partition_values: row.partition_values,
-                size: row.size.unwrap_or(0),
-                modification_time: 0,
+                size: row.size,
+                modification_time: None,
                 stats: row.stats,
                 dv: row.dv.map(|d| {
                     (
@@ -220,7 +219,6 @@ fn changes_of(
                 })
                 .transpose()?,
         );
-        has_size.push(row.size.is_some());
     }
     let end = &feed.end_config;
     let files = FileIndex::build(
@@ -237,6 +235,5 @@ fn changes_of(
         files,
         sources,
         paired_dv,
-        has_size,
     })
 }

@@ -120,8 +120,6 @@ pub struct CommitChanges {
     /// Per file: for one side of a replaced DV, the other side's DV: only
     /// the rows that DV deletes (and the file's own DV does not) change.
     pub paired_dv: Vec<Option<dar_dv::DvDescriptor>>,
-    /// Per file: whether the log gave its size (a `remove` may not).
-    pub has_size: Vec<bool>,
 }
 
 /// A resolved change range of a table, ready to stream its commits.

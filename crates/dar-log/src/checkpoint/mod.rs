@@ -241,8 +241,8 @@ async fn read_json_checkpoint(
                 .append(AddRow {
                     path: &r.path,
                     partition_values: crate::commit::PartitionEntries(None),
-                    size: 0,
-                    modification_time: 0,
+                    size: None,
+                    modification_time: None,
                     stats: None,
                     dv: r.deletion_vector.as_ref().map(|d| {
                         (
@@ -303,8 +303,8 @@ pub(crate) fn append_add_line(
     b.append(AddRow {
         path: &a.path,
         partition_values: a.partition_values,
-        size: a.size,
-        modification_time: a.modification_time,
+        size: Some(a.size),
+        modification_time: Some(a.modification_time),
         stats: a.stats.as_deref(),
         dv: a.deletion_vector.as_ref().map(|d| {
             (

@@ -1,6 +1,9 @@
-//! The file index: the active files of a snapshot as Arrow columns.
+//! The file index: files of a table as Arrow columns, either the active
+//! files of a snapshot (its live adds) or the change files of one commit
+//! of a change feed (its adds, removes and `cdc` files; see
+//! `crate::changes::CommitChanges`).
 //!
-//! One row per active file. Columns: `path` (as written in the log; the
+//! One row per file. Columns: `path` (as written in the log; the
 //! object-store key it resolves to is derived from it, and kept apart
 //! only for paths that are not plain relative names), `size`,
 //! `modification_time`, typed partition values (one column per partition
@@ -28,7 +31,8 @@ mod stats;
 
 pub use stats::{IndexStats, StatsLoading};
 
-/// The active files of a snapshot, column by column.
+/// Files of a table, column by column: a snapshot's active files, or one
+/// commit's change files (see the module docs).
 #[derive(Debug, Clone)]
 pub struct FileIndex {
     /// `add.path` as written (URI-encoded; relative or absolute).
@@ -40,9 +44,11 @@ pub struct FileIndex {
     /// plain relative name (`None`, nearly always: no second copy of the
     /// paths is kept).
     located: Option<Located>,
-    /// File size in bytes.
+    /// File size in bytes (null where the log gives none: a `remove` of a
+    /// change feed may not).
     pub size: Int64Array,
-    /// Modification time, ms since the epoch.
+    /// Modification time, ms since the epoch (null for a change feed's
+    /// `remove` and `cdc` files, which have none).
     pub modification_time: Int64Array,
     /// The partition columns, in `metaData.partitionColumns` order.
     pub partition_columns: Vec<PartitionColumn>,

@@ -36,8 +36,8 @@ fn index_stats() -> IndexStats {
         adds.append(AddRow {
             path: &format!("f{i}.parquet"),
             partition_values: PartitionEntries(None),
-            size: 1,
-            modification_time: 0,
+            size: Some(1),
+            modification_time: Some(0),
             stats: Some(&stats),
             dv: None,
             plain_path: true,
