@@ -121,8 +121,9 @@ pub async fn sql(ctx: &SessionContext, text: &str, options: QueryOptions) -> Res
         return Err(too_deep);
     }
     // `SELECT * FROM …` without DataFusion's O(columns²) expansion of `*`
-    // (see `wildcard`); any other statement, or a plan of another shape,
-    // is planned as written.
+    // (see `wildcard`); any other statement, a plan of another shape, or
+    // a marked statement that fails to plan is planned as written (so an
+    // error is the one DataFusion gives for the statement).
     let fast = match crate::wildcard::marked(&statement) {
         Some(marked) => state
             .statement_to_plan(marked)
