@@ -35,17 +35,17 @@ use dar_prune::{Expr, Scalar};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
-use crate::builder::{PredicateInput, ScanBuilder};
-use crate::context::ScanContext;
-use crate::error::Result;
-use crate::exec;
-use crate::file_pruning as files;
-use crate::metrics::{ScanMetrics, Stage};
-use crate::plan::ScanPlan;
-use crate::spec::{ScanSpec, producer};
-use crate::stages;
+use crate::errors::error::Result;
+use crate::execution::context::ScanContext;
+use crate::execution::exec;
+use crate::execution::metrics::{ScanMetrics, Stage};
+use crate::execution::stages;
+use crate::planning::builder::{PredicateInput, ScanBuilder};
+use crate::planning::file_pruning as files;
+use crate::planning::plan::ScanPlan;
+use crate::planning::spec::{ScanSpec, producer};
+use crate::planning::task::ScanTask;
 use crate::table::Table;
-use crate::task::ScanTask;
 
 /// The `_change_type` column.
 pub const CHANGE_TYPE: &str = CHANGE_COLUMNS[0];
@@ -227,7 +227,8 @@ impl ChangesBuilder {
             // blocking threads); more in flight keep them busy, within the
             // same read-ahead budget.
             runtime = runtime.with_concurrency(
-                LOCAL_CHANGE_FILES_PER_CORE * crate::runtime::default_files_in_flight(false),
+                LOCAL_CHANGE_FILES_PER_CORE
+                    * crate::execution::runtime::default_files_in_flight(false),
             );
         }
         let io = CheckpointIo::new()
@@ -314,7 +315,7 @@ impl ChangeScan {
         self.context.schema()
     }
 
-    /// The live metrics of this feed's runs.
+    /// The running metrics of this feed's runs.
     pub fn metrics(&self) -> &ScanMetrics {
         self.context.metrics()
     }
@@ -339,8 +340,8 @@ impl ChangeScan {
             .map_err(move |e| error.log_error(e))
             .and_then(move |commit| {
                 let tasks = this.tasks_of(&commit).inspect(|tasks| {
-                    let (_, runtime, live) = this.context.parts();
-                    stages::dv::note(tasks, runtime, &live.dv_files);
+                    let (_, runtime, running) = this.context.parts();
+                    stages::dv::note(tasks, runtime, &running.dv_files);
                 });
                 futures::future::ready(tasks.map(|t| futures::stream::iter(t.into_iter().map(Ok))))
             })

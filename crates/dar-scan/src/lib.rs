@@ -59,58 +59,39 @@
 //! # }
 //! ```
 
-mod builder;
 mod changes;
-mod context;
-mod error;
-mod exec;
-mod file_pruning;
-mod files;
-mod kind;
-mod limit;
-mod live;
-mod metrics;
-mod option_error;
+mod errors;
+mod execution;
 mod options;
-mod plan;
-mod predicate;
-mod readahead;
-mod render;
-mod runtime;
+mod planning;
 mod schema;
-mod spec;
-mod split;
-mod stages;
-mod state;
-mod statistics;
 mod table;
-mod task;
 
 #[cfg(test)]
 mod tests;
 
-pub use builder::{DEFAULT_BATCH_SIZE, ScanBuilder};
 pub use changes::{CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, ChangeScan, ChangesBuilder};
-pub use context::ScanContext;
-pub use error::{Result, ScanError};
-pub use files::{FileColumns, files_batch};
-pub use kind::ErrorKind;
-pub use metrics::{MetricsSnapshot, ScanMetrics, Stage};
-pub use option_error::{TableOption, TableOptionError};
-pub use options::{parse_storage_options, parse_timestamp_ms, parse_version};
-pub use plan::ScanPlan;
-pub use render::{build_error_message, one_line};
-pub use runtime::{
+pub use errors::error::{Result, ScanError};
+pub use errors::kind::ErrorKind;
+pub use errors::option_error::{TableOption, TableOptionError};
+pub use errors::render::{build_error_message, one_line};
+pub use execution::context::ScanContext;
+pub use execution::metrics::{MetricsSnapshot, ScanMetrics, Stage};
+pub use execution::runtime::{
     DEFAULT_DV_CACHE_BYTES, DEFAULT_READ_AHEAD_BYTES, ScanRuntime, default_files_in_flight,
 };
+pub use options::{parse_storage_options, parse_timestamp_ms, parse_version};
+pub use planning::builder::{DEFAULT_BATCH_SIZE, ScanBuilder};
+pub use planning::files::{FileColumns, files_batch};
+pub use planning::plan::ScanPlan;
+pub use planning::spec::ScanSpec;
+pub use planning::split::{split_by_bytes, split_by_bytes_exact};
+pub use planning::statistics::{ColumnStatistics, Estimate, PlanStatistics};
+pub use planning::task::{FileAccess, ScanTask, SelectionRun};
 pub use schema::views::view_type;
-pub use spec::ScanSpec;
-pub use split::{split_by_bytes, split_by_bytes_exact};
-pub use statistics::{ColumnStatistics, Estimate, PlanStatistics};
 pub use table::{
     DEFAULT_CACHE_DIR_BYTES, DEFAULT_DATA_CACHE_BYTES, Table, TableOptions, VersionSpec,
 };
-pub use task::{FileAccess, ScanTask, SelectionRun};
 
 /// Re-exported: the deletion-vector descriptor of a [`ScanTask`].
 pub use dar_dv::DvDescriptor;

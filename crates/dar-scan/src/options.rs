@@ -15,7 +15,7 @@
 use chrono::DateTime;
 use dar_io::StorageOptions;
 
-use crate::option_error::{TableOption, TableOptionError};
+use crate::errors::option_error::{TableOption, TableOptionError};
 use crate::table::TableOptions;
 
 /// Characters of a version's or timestamp's text an error quotes at most.

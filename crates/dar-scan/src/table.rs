@@ -7,8 +7,8 @@ use dar_dv::DvCache;
 use dar_io::{StorageOptions, TableStore, redact_uri};
 use dar_log::{FileIndexMode, Snapshot, SnapshotBuilder, TableHeader};
 
-use crate::error::{Result, ScanError};
-use crate::runtime::DEFAULT_DV_CACHE_BYTES;
+use crate::errors::error::{Result, ScanError};
+use crate::execution::runtime::DEFAULT_DV_CACHE_BYTES;
 use crate::schema::relax_schema;
 
 /// Which version of the table to load.

@@ -28,7 +28,7 @@ use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
 use dar_log::schema::ColumnMappingMode;
 
 use super::mapping::FieldLookup;
-use crate::error::{Result, ScanError};
+use crate::errors::error::{Result, ScanError};
 
 /// How one file column becomes one logical column, decided once per file
 /// from the two types (the table above); applying it to a batch's array

@@ -25,9 +25,9 @@ use super::adapt::ColumnPlan;
 use super::column_map::ColumnMap;
 use super::nullability;
 use super::partitions::repeat;
-use crate::error::{Result, ScanError};
-use crate::metrics::{ScanMetrics, Stage};
-use crate::state::ScanState;
+use crate::errors::error::{Result, ScanError};
+use crate::execution::metrics::{ScanMetrics, Stage};
+use crate::execution::state::ScanState;
 
 /// Where one column of a read batch comes from.
 #[derive(Debug)]

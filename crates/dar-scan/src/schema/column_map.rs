@@ -17,7 +17,7 @@ use dar_prune::{ColumnPath, ParquetColumn, ParquetColumns};
 use parquet::schema::types::SchemaDescriptor;
 
 use super::mapping::FieldLookup;
-use crate::state::ScanState;
+use crate::execution::state::ScanState;
 
 /// The table's columns in one data file.
 #[derive(Debug, Clone)]

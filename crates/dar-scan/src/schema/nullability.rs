@@ -10,7 +10,7 @@ use arrow_array::{Array, ArrayRef, cast::AsArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field};
 
-use crate::error::{Result, ScanError};
+use crate::errors::error::{Result, ScanError};
 
 /// Checks `array` (the logical column `declared` of the file at `path`)
 /// against the declared nullability of the column and its struct children.

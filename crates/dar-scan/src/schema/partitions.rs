@@ -10,7 +10,7 @@ use arrow_array::{Array, ArrayRef, UInt32Array, new_null_array};
 use arrow_schema::{DataType, TimeUnit};
 use dar_prune::Scalar;
 
-use crate::error::{Result, ScanError};
+use crate::errors::error::{Result, ScanError};
 
 /// `value` as a one-row array of `data_type` (the partition column
 /// `column` of the data file at `path`, for errors).

@@ -8,7 +8,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, Field, Fields};
 
-use crate::error::{Result, ScanError};
+use crate::errors::error::{Result, ScanError};
 
 /// One output column: a path from a top-level column through struct fields.
 #[derive(Debug, Clone)]

@@ -1,0 +1,455 @@
+//! Files decoded on their own tasks: every core busy, output order kept.
+//!
+//! On a Tokio runtime, [`spawn_file`] runs one file's whole pipeline (open,
+//! then decode) on a spawned task, so the files in flight decode on all of
+//! the runtime's worker threads while the caller only receives batches.
+//! Each file hands its batches over a one-slot channel; a file that is not
+//! being consumed yet (ordered scans read files in plan order) may run
+//! ahead into a private queue while the scan's [`ReadAhead`] byte budget
+//! allows, then waits. The file being consumed never waits on the budget
+//! (its consumer drains it), so the budget cannot deadlock the scan.
+//!
+//! ```text
+//!  task 0 ─ open ─ decode ─► [queue] ─► slot ─┐
+//!  task 1 ─ open ─ decode ─► [queue] ─► slot ─┼─► caller (plan order or
+//!  task 2 ─ open ─ decode ─► [queue] ─► slot ─┘    first ready)
+//!            queued bytes of all files <= ReadAhead budget
+//! ```
+//!
+//! Dropping the receiving stream aborts the task (and its I/O). A task
+//! that panics ends its stream with an error, never with silently missing
+//! rows.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+use arrow_array::RecordBatch;
+use futures::stream::BoxStream;
+use futures::{FutureExt, Stream, StreamExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::errors::error::{Result, ScanError};
+
+/// The bytes of decoded batches queued ahead of the consumer, shared by
+/// the files of one scan.
+#[derive(Debug)]
+pub(crate) struct ReadAhead {
+    budget: usize,
+    queued: AtomicUsize,
+}
+
+impl ReadAhead {
+    pub(crate) fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            queued: AtomicUsize::new(0),
+        }
+    }
+
+    fn has_room(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) < self.budget
+    }
+
+    fn take(&self, bytes: usize) {
+        self.queued.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn release(&self, bytes: usize) {
+        self.queued.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes queued now (for tests).
+    #[cfg(test)]
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+}
+
+/// Batches decoded ahead of the consumer; gives their bytes back to the
+/// budget when sent or dropped (an aborted task drops its queue).
+struct Queue {
+    items: VecDeque<(Result<RecordBatch>, usize)>,
+    budget: Arc<ReadAhead>,
+}
+
+/// `batch` in buffers sized to its rows when it holds far more memory than
+/// its rows use: a selective read's batches keep the decoder's
+/// `batch_size`-row buffers for a handful of rows, and a queued batch
+/// would hold them (and its share of the budget) until consumed.
+fn compact(batch: RecordBatch) -> RecordBatch {
+    let held = batch.get_array_memory_size();
+    let used: usize = batch
+        .columns()
+        .iter()
+        .map(|c| c.to_data().get_slice_memory_size().unwrap_or(held))
+        .sum();
+    if held > 2 * used + 64 * 1024 {
+        // `take` copies into new buffers (`concat` of one batch may not).
+        let rows = u32::try_from(batch.num_rows()).unwrap_or(u32::MAX);
+        let all = arrow_array::UInt32Array::from_iter_values(0..rows);
+        arrow_select::take::take_record_batch(&batch, &all).unwrap_or(batch)
+    } else {
+        batch
+    }
+}
+
+impl Queue {
+    fn push(&mut self, item: Result<RecordBatch>) {
+        let item = item.map(compact);
+        let bytes = item.as_ref().map_or(0, RecordBatch::get_array_memory_size);
+        self.budget.take(bytes);
+        self.items.push_back((item, bytes));
+    }
+
+    fn pop(&mut self) -> Option<Result<RecordBatch>> {
+        let (item, bytes) = self.items.pop_front()?;
+        self.budget.release(bytes);
+        Some(item)
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        while self.pop().is_some() {}
+    }
+}
+
+/// Drives `batches` to the end, handing each batch over `tx`: straight into
+/// the slot when it is free, else into the queue while the budget has room,
+/// else waiting for the consumer. Returns when the stream ends or the
+/// receiver is gone.
+async fn pump(
+    mut batches: BoxStream<'static, Result<RecordBatch>>,
+    tx: mpsc::Sender<Result<RecordBatch>>,
+    budget: Arc<ReadAhead>,
+) {
+    let mut queue = Queue {
+        items: VecDeque::new(),
+        budget: Arc::clone(&budget),
+    };
+    let mut done = false;
+    loop {
+        // Move what the slot takes without waiting.
+        while !queue.items.is_empty() {
+            match tx.try_reserve() {
+                Ok(permit) => {
+                    if let Some(item) = queue.pop() {
+                        permit.send(item);
+                    }
+                }
+                Err(mpsc::error::TrySendError::Full(())) => break,
+                Err(mpsc::error::TrySendError::Closed(())) => return,
+            }
+        }
+        if done && queue.items.is_empty() {
+            return;
+        }
+        // The consumer is gone (dropped mid-poll of this task, before
+        // the abort lands): start no more reads.
+        if tx.is_closed() {
+            return;
+        }
+        if !done && (queue.items.is_empty() || budget.has_room()) {
+            match batches.next().await {
+                Some(item) => {
+                    let failed = item.is_err();
+                    queue.push(item);
+                    // Nothing follows an error.
+                    done = failed;
+                }
+                None => done = true,
+            }
+            continue;
+        }
+        // Over budget (or finished): wait until the consumer takes one.
+        let Ok(permit) = tx.reserve().await else {
+            return;
+        };
+        if let Some(item) = queue.pop() {
+            permit.send(item);
+        }
+    }
+}
+
+/// The batches of one file decoding on its own task; aborts the task when
+/// dropped.
+pub(crate) struct SpawnedFile {
+    rx: mpsc::Receiver<Result<RecordBatch>>,
+    handle: Option<JoinHandle<()>>,
+    path: String,
+}
+
+impl Drop for SpawnedFile {
+    fn drop(&mut self) {
+        if let Some(h) = &self.handle {
+            h.abort();
+        }
+    }
+}
+
+impl Stream for SpawnedFile {
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(item)) => return Poll::Ready(Some(item)),
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(None) => {}
+        }
+        // The sender is gone: the task ended or panicked.
+        let Some(handle) = self.handle.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match handle.poll_unpin(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(result) => {
+                self.handle = None;
+                match result {
+                    Ok(()) => Poll::Ready(None),
+                    Err(e) => Poll::Ready(Some(Err(ScanError::TaskFailed {
+                        path: self.path.clone(),
+                        reason: stop_reason(e),
+                    }))),
+                }
+            }
+        }
+    }
+}
+
+/// Why a file's task stopped, in words: a panic's own message (a decoder's
+/// failed assertion, say), or that it was cancelled.
+fn stop_reason(e: tokio::task::JoinError) -> String {
+    if e.is_cancelled() {
+        return "cancelled".to_string();
+    }
+    match e.try_into_panic() {
+        Ok(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_string());
+            format!("a panic in a decoder: {message}")
+        }
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Files in plan order with up to `in_flight` of them started at once: the
+/// one being consumed and the next ones, each already running on its task
+/// (started here, not when the consumer reaches it). The files come from a
+/// stream, so a plan can hand them over as it finds them (a change data
+/// feed, commit by commit): a file not yet available never holds up the
+/// ones running.
+pub(crate) struct InOrder<S> {
+    files: S,
+    /// Whether `files` has ended.
+    listed: bool,
+    running: VecDeque<BoxStream<'static, Result<RecordBatch>>>,
+    in_flight: usize,
+}
+
+impl<S> InOrder<S> {
+    pub(crate) fn new(files: S, in_flight: usize) -> Self {
+        Self {
+            files,
+            listed: false,
+            running: VecDeque::new(),
+            in_flight: in_flight.max(1),
+        }
+    }
+}
+
+impl<S> Stream for InOrder<S>
+where
+    S: Stream<Item = BoxStream<'static, Result<RecordBatch>>> + Unpin,
+{
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            while !this.listed && this.running.len() < this.in_flight {
+                match this.files.poll_next_unpin(cx) {
+                    Poll::Ready(Some(file)) => this.running.push_back(file),
+                    Poll::Ready(None) => this.listed = true,
+                    // Woken when the next file is available.
+                    Poll::Pending => break,
+                }
+            }
+            let Some(front) = this.running.front_mut() else {
+                return if this.listed {
+                    Poll::Ready(None)
+                } else {
+                    Poll::Pending
+                };
+            };
+            match front.poll_next_unpin(cx) {
+                Poll::Ready(None) => {
+                    this.running.pop_front();
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// Runs `file` (one file's open-then-decode stream) on a task of the
+/// current Tokio runtime; outside a runtime, returns it to be polled by
+/// the caller.
+pub(crate) fn spawn_file(
+    path: String,
+    file: BoxStream<'static, Result<RecordBatch>>,
+    budget: &Arc<ReadAhead>,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return file;
+    };
+    let (tx, rx) = mpsc::channel(1);
+    let handle = runtime.spawn(pump(file, tx, Arc::clone(budget)));
+    SpawnedFile {
+        rx,
+        handle: Some(handle),
+        path,
+    }
+    .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use arrow_array::Int64Array;
+
+    use super::*;
+
+    fn batch(n: i64) -> RecordBatch {
+        RecordBatch::try_from_iter([("x", Arc::new(Int64Array::from(vec![n; 1000])) as _)]).unwrap()
+    }
+
+    fn file(n: i64) -> BoxStream<'static, Result<RecordBatch>> {
+        futures::stream::iter((0..n).map(|i| Ok(batch(i)))).boxed()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn batches_arrive_in_order_and_the_budget_is_returned() {
+        let budget = Arc::new(ReadAhead::new(1 << 20));
+        let mut s = spawn_file("a".into(), file(50), &budget);
+        // Let the task run ahead into its queue.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(budget.queued() > 0);
+        let mut seen = Vec::new();
+        while let Some(b) = s.next().await {
+            let b = b.unwrap();
+            let col = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            seen.push(col.value(0));
+        }
+        assert_eq!(seen, (0..50).collect::<Vec<_>>());
+        assert_eq!(budget.queued(), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_file_waits_once_the_budget_is_spent() {
+        // One batch is 8 KB of values: a 20 KB budget queues at most 3.
+        let budget = Arc::new(ReadAhead::new(20_000));
+        let s = spawn_file("a".into(), file(100), &budget);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let one = batch(0).get_array_memory_size();
+        assert!(budget.queued() <= 20_000 + one, "{}", budget.queued());
+        assert!(budget.queued() > 0);
+        drop(s);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(budget.queued(), 0, "an aborted task gives its bytes back");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_file_ends_in_an_error() {
+        let panicked = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&panicked);
+        let stream = futures::stream::iter(0..3)
+            .map(move |i| {
+                if i == 2 {
+                    flag.store(true, Ordering::SeqCst);
+                    panic!("decoder bug");
+                }
+                Ok(batch(i))
+            })
+            .boxed();
+        let budget = Arc::new(ReadAhead::new(1 << 20));
+        let s = spawn_file("t/part-0.parquet".into(), stream, &budget);
+        let items: Vec<_> = s.collect().await;
+        assert!(panicked.load(Ordering::SeqCst));
+        let last = items.last().unwrap().as_ref().unwrap_err().to_string();
+        assert!(last.contains("t/part-0.parquet"), "{last}");
+        assert!(items.iter().filter(|i| i.is_ok()).count() <= 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn in_order_starts_the_next_files_before_the_first_is_done() {
+        let budget = Arc::new(ReadAhead::new(1 << 20));
+        let started = Arc::new(AtomicUsize::new(0));
+        let files = (0..4i64).map({
+            let (budget, started) = (Arc::clone(&budget), Arc::clone(&started));
+            move |f| {
+                let started = Arc::clone(&started);
+                let file = futures::stream::once(async move {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    Ok(batch(f))
+                })
+                .chain(futures::stream::iter(
+                    (1..3).map(move |i| Ok(batch(f * 10 + i))),
+                ))
+                .boxed();
+                spawn_file(format!("f{f}"), file, &budget)
+            }
+        });
+        let mut s = InOrder::new(futures::stream::iter(files), 3);
+        let first = s.next().await.unwrap().unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Files 0, 1 and 2 run; file 3 waits for a free place.
+        assert_eq!(started.load(Ordering::SeqCst), 3);
+        let mut seen = vec![first];
+        while let Some(b) = s.next().await {
+            seen.push(b.unwrap());
+        }
+        let firsts: Vec<i64> = seen
+            .iter()
+            .map(|b| {
+                let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                c.value(0)
+            })
+            .collect();
+        assert_eq!(firsts, vec![0, 1, 2, 1, 11, 12, 2, 21, 22, 3, 31, 32]);
+    }
+
+    #[test]
+    fn a_few_rows_in_large_buffers_are_queued_compacted() {
+        let budget = Arc::new(ReadAhead::new(usize::MAX));
+        let mut q = Queue {
+            items: VecDeque::new(),
+            budget: Arc::clone(&budget),
+        };
+        let large: RecordBatch =
+            RecordBatch::try_from_iter([("x", Arc::new(Int64Array::from(vec![1; 100_000])) as _)])
+                .unwrap();
+        q.push(Ok(large.slice(10, 3)));
+        assert!(budget.queued() < 1024, "{}", budget.queued());
+        let out = q.pop().unwrap().unwrap();
+        assert_eq!(out.num_rows(), 3);
+        assert_eq!(budget.queued(), 0);
+    }
+
+    #[test]
+    fn outside_a_runtime_the_caller_polls_the_file() {
+        let budget = Arc::new(ReadAhead::new(1));
+        let s = spawn_file("a".into(), file(3), &budget);
+        let got: Vec<_> = futures::executor::block_on(s.collect::<Vec<_>>());
+        assert_eq!(got.len(), 3);
+        assert_eq!(budget.queued(), 0);
+    }
+}
