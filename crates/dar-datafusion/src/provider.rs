@@ -220,33 +220,25 @@ impl DeltaTableProvider {
             .map(|f| vec![f.name().clone()])
             .collect();
         let predicate = (!predicates.is_empty()).then(|| dar_prune::Expr::and_all(predicates));
+        let mut options = dar_scan::ScanOptions::new()
+            .with_batch_size(batch_size.max(1))
+            .with_view_types(self.options.view_types());
+        if let Some(p) = &predicate {
+            options = options.with_predicate(p.clone());
+        }
+        if let Some(l) = limit {
+            options = options.with_limit(l);
+        }
         let mut plan = match current.changes {
-            Some(range) => {
-                let mut builder = table
-                    .changes(range.start, range.end)
-                    .with_batch_size(batch_size.max(1))
-                    .with_view_types(self.options.view_types())
-                    .with_only_columns(paths);
-                if let Some(p) = &predicate {
-                    builder = builder.with_predicate(p.clone());
-                }
-                if let Some(l) = limit {
-                    builder = builder.with_limit(l);
-                }
-                builder.build().await.map_err(scan_error)?
-            }
+            Some(range) => table
+                .changes(range.start, range.end)
+                .with_options(options)
+                .with_only_columns(paths)
+                .build()
+                .await
+                .map_err(scan_error)?,
             None => {
-                let mut builder = table
-                    .scan()
-                    .with_batch_size(batch_size.max(1))
-                    .with_view_types(self.options.view_types())
-                    .with_column_paths(paths);
-                if let Some(p) = &predicate {
-                    builder = builder.with_predicate(p.clone());
-                }
-                if let Some(l) = limit {
-                    builder = builder.with_limit(l);
-                }
+                let builder = table.scan().with_options(options).with_column_paths(paths);
                 // Building prunes with the file index, which may be built
                 // now (a lazy index) and parse a predicate's column
                 // statistics: seconds of CPU on a table of millions of

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use dar_scan::{ChangeBound, ErrorKind, ScanMetrics, ScanPlan};
+use dar_scan::{ChangeBound, ErrorKind, ScanMetrics, ScanOptions, ScanPlan};
 use futures::StreamExt;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
@@ -40,24 +40,32 @@ impl ScanSpec {
         if let Some((start, end)) = self.changes {
             return self.build_changes(py, start, end, count);
         }
-        let mut builder = self.table.scan().with_view_types(self.view_types);
-        if count {
-            builder = builder.with_columns(Vec::<String>::new());
-        } else if let Some(columns) = &self.columns {
-            builder = builder.with_columns(columns);
-        }
-        if let Some(filter) = &self.filter {
-            builder = builder.with_predicate_sql(filter.clone());
-        }
-        if let Some(limit) = self.limit {
-            builder = builder.with_limit(limit);
-        }
-        if let Some(batch_size) = self.batch_size {
-            builder = builder.with_batch_size(batch_size);
-        }
-        builder
+        self.table
+            .scan()
+            .with_options(self.options(count))
             .build()
             .map_err(|e| build_to_py(&self.table, self.filter.as_deref(), e))
+    }
+
+    /// The scan options of the arguments (`count`: no column), the same
+    /// for a scan and a change feed.
+    fn options(&self, count: bool) -> ScanOptions {
+        let mut options = ScanOptions::new().with_view_types(self.view_types);
+        if count {
+            options = options.with_columns(Vec::<String>::new());
+        } else if let Some(columns) = &self.columns {
+            options = options.with_columns(columns);
+        }
+        if let Some(filter) = &self.filter {
+            options = options.with_predicate_sql(filter.clone());
+        }
+        if let Some(limit) = self.limit {
+            options = options.with_limit(limit);
+        }
+        if let Some(batch_size) = self.batch_size {
+            options = options.with_batch_size(batch_size);
+        }
+        options
     }
 
     fn build_changes(
@@ -67,24 +75,10 @@ impl ScanSpec {
         end: Option<ChangeBound>,
         count: bool,
     ) -> PyResult<ScanPlan> {
-        let mut builder = self
+        let builder = self
             .table
             .changes(start, end)
-            .with_view_types(self.view_types);
-        if count {
-            builder = builder.with_columns(Vec::<String>::new());
-        } else if let Some(columns) = &self.columns {
-            builder = builder.with_columns(columns);
-        }
-        if let Some(filter) = &self.filter {
-            builder = builder.with_predicate_sql(filter.clone());
-        }
-        if let Some(limit) = self.limit {
-            builder = builder.with_limit(limit);
-        }
-        if let Some(batch_size) = self.batch_size {
-            builder = builder.with_batch_size(batch_size);
-        }
+            .with_options(self.options(count));
         wait(py, move || builder.build())?
             .map_err(|e| build_to_py(&self.table, self.filter.as_deref(), e))
     }

@@ -31,7 +31,7 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use dar_log::changes::CHANGE_COLUMNS;
 use dar_log::checkpoint::CheckpointIo;
 use dar_log::{ChangeBound, ChangeFeed, CommitChanges};
-use dar_prune::{Expr, Scalar};
+use dar_prune::Scalar;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
@@ -40,10 +40,11 @@ use crate::execution::context::ScanContext;
 use crate::execution::exec;
 use crate::execution::metrics::{ScanMetrics, Stage};
 use crate::execution::stages;
-use crate::planning::builder::{PredicateInput, ScanBuilder};
+use crate::planning::builder::runtime_for;
 use crate::planning::file_pruning as files;
 use crate::planning::plan::ScanPlan;
-use crate::planning::spec::{ScanSpec, producer};
+use crate::planning::scan_options::{ScanOptions, scan_option_setters};
+use crate::planning::spec::{ScanSpec, SpecSource};
 use crate::planning::task::ScanTask;
 use crate::table::Table;
 
@@ -78,7 +79,8 @@ impl Table {
     /// built, whichever version this table was opened at.
     pub fn changes(&self, start: ChangeBound, end: Option<ChangeBound>) -> ChangesBuilder {
         ChangesBuilder {
-            scan: ScanBuilder::new(self.clone()),
+            table: self.clone(),
+            options: ScanOptions::new(),
             start,
             end,
             add_change_columns: true,
@@ -87,80 +89,29 @@ impl Table {
 }
 
 /// Describes a change data feed of a [`Table`]; consuming `with_*`
-/// setters, as [`ScanBuilder`]'s.
+/// setters (those of [`ScanOptions`], or [`ChangesBuilder::with_options`]
+/// for all at once). The three change columns follow the projected ones
+/// unless listed ([`ChangesBuilder::with_only_columns`]: only where
+/// listed); a predicate may name them; order is commit order.
 #[derive(Debug, Clone)]
 pub struct ChangesBuilder {
-    scan: ScanBuilder,
+    table: Table,
+    options: ScanOptions,
     start: ChangeBound,
     end: Option<ChangeBound>,
     /// Whether the change columns follow the projected ones unless listed.
     add_change_columns: bool,
 }
 
+scan_option_setters!(ChangesBuilder);
+
 impl ChangesBuilder {
-    /// Output columns of the table, in this order (as
-    /// [`ScanBuilder::with_columns`]); the three change columns follow
-    /// unless listed. Default: every column of the table.
-    pub fn with_columns(mut self, columns: impl IntoIterator<Item = impl AsRef<str>>) -> Self {
-        self.scan = self.scan.with_columns(columns);
-        self
-    }
-
-    /// Output columns as explicit paths (for names that contain dots).
-    pub fn with_column_paths(mut self, paths: Vec<Vec<String>>) -> Self {
-        self.scan = self.scan.with_column_paths(paths);
-        self
-    }
-
     /// Exactly these output columns (paths), the change columns only where
     /// listed: for engines that project the feed's schema themselves (an
     /// empty list counts rows).
     pub fn with_only_columns(mut self, paths: Vec<Vec<String>>) -> Self {
-        self.scan = self.scan.with_column_paths(paths);
+        self.options = self.options.with_column_paths(paths);
         self.add_change_columns = false;
-        self
-    }
-
-    /// Only changed rows for which `predicate` is true; it may name the
-    /// change columns.
-    pub fn with_predicate(mut self, predicate: Expr) -> Self {
-        self.scan = self.scan.with_predicate(predicate);
-        self
-    }
-
-    /// Only changed rows for which the SQL text `predicate` is true.
-    pub fn with_predicate_sql(mut self, predicate: impl Into<String>) -> Self {
-        self.scan = self.scan.with_predicate_sql(predicate);
-        self
-    }
-
-    /// At most `limit` rows; all I/O stops once they are out.
-    pub fn with_limit(mut self, limit: usize) -> Self {
-        self.scan = self.scan.with_limit(limit);
-        self
-    }
-
-    /// Rows per batch (default 8,192).
-    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
-        self.scan = self.scan.with_batch_size(batch_size);
-        self
-    }
-
-    /// Files read at the same time (default: chosen for the store).
-    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
-        self.scan = self.scan.with_concurrency(concurrency);
-        self
-    }
-
-    /// Batches in commit order (default) or as soon as any file yields them.
-    pub fn with_ordered(mut self, ordered: bool) -> Self {
-        self.scan = self.scan.with_ordered(ordered);
-        self
-    }
-
-    /// Strings and binaries as views (see [`ScanBuilder::with_view_types`]).
-    pub fn with_view_types(mut self, on: bool) -> Self {
-        self.scan = self.scan.with_view_types(on);
         self
     }
 
@@ -218,10 +169,10 @@ impl ChangesBuilder {
     /// The feed opened, and the scan's context: everything before the
     /// commits are read.
     async fn prepare(self) -> Result<(Table, ChangeFeed, ScanContext)> {
-        let table = self.scan.table.clone();
-        let mut runtime = self.scan.runtime();
+        let table = self.table.clone();
+        let mut runtime = runtime_for(&table, self.options.concurrency());
         let store = table.store();
-        if self.scan.concurrency.is_none() && !store.backend().is_remote() {
+        if self.options.concurrency().is_none() && !store.backend().is_remote() {
             // A feed's files are one commit's each, mostly small: with one
             // file per core, cores wait on each file's few reads (handed to
             // blocking threads); more in flight keep them busy, within the
@@ -249,42 +200,33 @@ impl ChangesBuilder {
             .map(|f| f.as_ref().clone())
             .collect();
         fields.extend(change_fields());
-        let mut columns: Vec<Vec<String>> = match self.scan.columns {
-            Some(c) => c,
-            None => declared
+        let options = self.options.resolve()?;
+        let mut columns: Vec<Vec<String>> = options.columns.clone().unwrap_or_else(|| {
+            declared
                 .fields()
                 .iter()
                 .map(|f| vec![f.name().clone()])
-                .collect(),
-        };
+                .collect()
+        });
         for name in CHANGE_COLUMNS.iter().filter(|_| self.add_change_columns) {
             if !columns.iter().any(|c| c.len() == 1 && c[0] == *name) {
                 columns.push(vec![name.to_string()]);
             }
         }
-        let predicate = self
-            .scan
-            .predicate
-            .map(PredicateInput::into_expr)
-            .transpose()?;
         let mut partition_columns = feed.metadata().partition_columns.clone();
         partition_columns.extend([COMMIT_VERSION.to_string(), COMMIT_TIMESTAMP.to_string()]);
-        let spec = ScanSpec {
-            format: ScanSpec::FORMAT,
-            producer: producer(),
-            table_uri: table.uri().to_string(),
-            version: feed.end(),
-            schema: Schema::new(fields),
-            column_mapping: feed.column_mapping_mode(),
-            partition_columns,
-            task_columns: vec![CHANGE_TYPE.to_string()],
+        let spec = ScanSpec::new(
+            SpecSource {
+                table_uri: table.uri().to_string(),
+                version: feed.end(),
+                schema: Schema::new(fields),
+                column_mapping: feed.column_mapping_mode(),
+                partition_columns,
+                task_columns: vec![CHANGE_TYPE.to_string()],
+            },
             columns,
-            predicate,
-            batch_size: self.scan.batch_size,
-            limit: self.scan.limit,
-            ordered: self.scan.ordered,
-            view_types: self.scan.view_types,
-        };
+            options,
+        );
         let context = ScanContext::new(spec, runtime)?;
         Ok((table, feed, context))
     }

@@ -81,9 +81,10 @@ pub use execution::runtime::{
     DEFAULT_DV_CACHE_BYTES, DEFAULT_READ_AHEAD_BYTES, ScanRuntime, default_files_in_flight,
 };
 pub use options::{parse_storage_options, parse_timestamp_ms, parse_version};
-pub use planning::builder::{DEFAULT_BATCH_SIZE, ScanBuilder};
+pub use planning::builder::ScanBuilder;
 pub use planning::files::{FileColumns, files_batch};
 pub use planning::plan::ScanPlan;
+pub use planning::scan_options::{DEFAULT_BATCH_SIZE, ScanOptions};
 pub use planning::spec::ScanSpec;
 pub use planning::split::{split_by_bytes, split_by_bytes_exact};
 pub use planning::statistics::{ColumnStatistics, Estimate, PlanStatistics};

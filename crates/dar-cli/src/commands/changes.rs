@@ -8,7 +8,7 @@ use std::time::Instant;
 use dar_scan::{ChangeBound, ChangeScan, Table};
 
 use super::Streams;
-use super::scan::{Rows, Source, check_output, parse_columns, plan_error};
+use super::scan::{Rows, Source, check_output, plan_error, scan_options};
 use crate::cli::{ChangesArgs, TableArgs};
 use crate::error::CliError;
 
@@ -42,19 +42,15 @@ fn bounds(args: &ChangesArgs) -> Result<(ChangeBound, Option<ChangeBound>), CliE
 /// are read as its rows are written.
 async fn open(table: &Table, args: &ChangesArgs) -> Result<ChangeScan, CliError> {
     let (start, end) = bounds(args)?;
-    let mut builder = table
+    let options = scan_options(
+        args.columns.as_deref(),
+        args.filter.as_deref(),
+        args.limit,
+        args.rows.format.view_types(),
+    )?;
+    table
         .changes(start, end)
-        .with_view_types(args.rows.format.view_types());
-    if let Some(c) = &args.columns {
-        builder = builder.with_columns(parse_columns(c)?);
-    }
-    if let Some(f) = &args.filter {
-        builder = builder.with_predicate_sql(f.clone());
-    }
-    if let Some(l) = args.limit {
-        builder = builder.with_limit(l);
-    }
-    builder
+        .with_options(options)
         .open()
         .await
         .map_err(|e| plan_error(table, args.filter.as_deref(), e))

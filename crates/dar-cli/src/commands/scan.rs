@@ -8,7 +8,7 @@ use std::time::Instant;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use dar_io::IoSnapshot;
-use dar_scan::{ChangeScan, ScanError, ScanMetrics, ScanPlan, Table};
+use dar_scan::{ChangeScan, ScanError, ScanMetrics, ScanOptions, ScanPlan, Table};
 use futures::StreamExt;
 use futures::future::Either;
 use futures::stream::BoxStream;
@@ -261,19 +261,38 @@ pub fn parse_columns(text: &str) -> Result<Vec<String>, CliError> {
 }
 
 fn plan(table: &Table, args: &ScanArgs) -> Result<ScanPlan, CliError> {
-    let mut builder = table.scan().with_view_types(args.rows.format.view_types());
-    if let Some(c) = &args.columns {
-        builder = builder.with_columns(parse_columns(c)?);
-    }
-    if let Some(f) = &args.filter {
-        builder = builder.with_predicate_sql(f.clone());
-    }
-    if let Some(l) = args.limit {
-        builder = builder.with_limit(l);
-    }
-    builder
+    let options = scan_options(
+        args.columns.as_deref(),
+        args.filter.as_deref(),
+        args.limit,
+        args.rows.format.view_types(),
+    )?;
+    table
+        .scan()
+        .with_options(options)
         .build()
         .map_err(|e| plan_error(table, args.filter.as_deref(), e))
+}
+
+/// The scan options of `--columns`, `--filter` and `--limit` (and the
+/// output format's view types), the same for `dar scan` and `dar changes`.
+pub fn scan_options(
+    columns: Option<&str>,
+    filter: Option<&str>,
+    limit: Option<usize>,
+    view_types: bool,
+) -> Result<ScanOptions, CliError> {
+    let mut options = ScanOptions::new().with_view_types(view_types);
+    if let Some(c) = columns {
+        options = options.with_columns(parse_columns(c)?);
+    }
+    if let Some(f) = filter {
+        options = options.with_predicate_sql(f);
+    }
+    if let Some(l) = limit {
+        options = options.with_limit(l);
+    }
+    Ok(options)
 }
 
 /// The error for a failed `ScanBuilder::build` of `table` with the filter

@@ -7,6 +7,7 @@ pub(crate) mod file_pruning;
 pub(crate) mod files;
 pub(crate) mod plan;
 pub(crate) mod predicate;
+pub(crate) mod scan_options;
 pub(crate) mod spec;
 pub(crate) mod split;
 pub(crate) mod statistics;

@@ -53,6 +53,17 @@ pub struct ScanSpec {
     pub(crate) view_types: bool,
 }
 
+/// What a spec reads: the table's side (or a change feed's end).
+#[derive(Debug)]
+pub(crate) struct SpecSource {
+    pub(crate) table_uri: String,
+    pub(crate) version: u64,
+    pub(crate) schema: Schema,
+    pub(crate) column_mapping: ColumnMappingMode,
+    pub(crate) partition_columns: Vec<String>,
+    pub(crate) task_columns: Vec<String>,
+}
+
 /// The first field of encoded bytes, read alone so that bytes of another
 /// format are refused by number, not by whichever field changed.
 #[derive(Deserialize)]
@@ -65,7 +76,32 @@ struct Header {
 impl ScanSpec {
     /// The format of specs and tasks this build reads and writes. Raised
     /// whenever [`ScanSpec`] or [`crate::ScanTask`] change shape.
-    pub const FORMAT: u32 = 4;
+    pub const FORMAT: u32 = 5;
+
+    /// The spec of a scan of `source` with `options` (the output columns
+    /// already chosen: `columns`).
+    pub(crate) fn new(
+        source: SpecSource,
+        columns: Vec<Vec<String>>,
+        options: crate::planning::scan_options::ResolvedOptions,
+    ) -> Self {
+        Self {
+            format: Self::FORMAT,
+            producer: producer(),
+            table_uri: source.table_uri,
+            version: source.version,
+            schema: source.schema,
+            column_mapping: source.column_mapping,
+            partition_columns: source.partition_columns,
+            task_columns: source.task_columns,
+            columns,
+            predicate: options.predicate,
+            batch_size: options.batch_size,
+            limit: options.limit,
+            ordered: options.ordered,
+            view_types: options.view_types,
+        }
+    }
 
     /// The table URI (credentials removed), to open the store where the
     /// scan runs.

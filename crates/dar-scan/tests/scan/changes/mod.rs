@@ -118,3 +118,58 @@ fn id_part(schema: &std::sync::Arc<Schema>, ids: &[i64], part: &str) -> RecordBa
     )
     .unwrap()
 }
+
+/// One `ScanOptions` value drives a scan and a change feed alike: the same
+/// projection, predicate, limit and batch size reach both plans.
+#[tokio::test]
+async fn one_options_value_drives_a_scan_and_a_feed() {
+    let Some(path) = dar_testdata::table("kernel/cdf-table") else {
+        return;
+    };
+    let table = open(&path).await;
+    let options = dar_scan::ScanOptions::new()
+        .with_columns(["id", "name"])
+        .with_predicate_sql("id >= 3")
+        .with_limit(2)
+        .with_batch_size(1);
+    let scan = table.scan().with_options(options.clone()).build().unwrap();
+    let feed = table
+        .changes(v(0), None)
+        .with_options(options)
+        .build()
+        .await
+        .unwrap();
+    let names = |plan: &ScanPlan| -> Vec<String> {
+        plan.schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
+    };
+    assert_eq!(names(&scan), ["id", "name"]);
+    assert_eq!(
+        names(&feed),
+        [
+            "id",
+            "name",
+            "_change_type",
+            "_commit_version",
+            "_commit_timestamp"
+        ]
+    );
+    for plan in [&scan, &feed] {
+        let batches = collect(plan).await;
+        assert!(batches.iter().all(|b| b.num_rows() == 1), "batch size 1");
+        let ids: Vec<i64> = batches
+            .iter()
+            .flat_map(|b| {
+                let c = arrow_cast::cast(b.column(0), &DataType::Int64).unwrap();
+                arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Int64Type>(&c)
+                    .values()
+                    .to_vec()
+            })
+            .collect();
+        assert_eq!(ids.len(), 2, "limit 2");
+        assert!(ids.iter().all(|i| *i >= 3), "{ids:?}");
+    }
+}
