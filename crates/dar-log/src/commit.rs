@@ -94,6 +94,17 @@ impl DvLine<'_> {
         )
     }
 
+    /// Every field, as a file index row takes them (`AddRow::dv`).
+    pub fn fields(&self) -> (&str, &str, Option<i32>, i32, i64) {
+        (
+            &self.storage_type,
+            &self.path_or_inline_dv,
+            self.offset,
+            self.size_in_bytes,
+            self.cardinality,
+        )
+    }
+
     /// `(storageType, pathOrInlineDv, offset)`, the parts of its key.
     pub fn key_parts(&self) -> (&str, &str, Option<i32>) {
         (&self.storage_type, &self.path_or_inline_dv, self.offset)

@@ -185,15 +185,7 @@ fn changes_of(
                 size: row.size,
                 modification_time: None,
                 stats: row.stats,
-                dv: row.dv.map(|d| {
-                    (
-                        d.storage_type.as_ref(),
-                        d.path_or_inline_dv.as_ref(),
-                        d.offset,
-                        d.size_in_bytes,
-                        d.cardinality,
-                    )
-                }),
+                dv: row.dv.map(crate::commit::DvLine::fields),
                 plain_path: plain,
             })
             .map_err(|source| LogError::MalformedJson {

@@ -244,15 +244,10 @@ async fn read_json_checkpoint(
                     size: None,
                     modification_time: None,
                     stats: None,
-                    dv: r.deletion_vector.as_ref().map(|d| {
-                        (
-                            d.storage_type.as_ref(),
-                            d.path_or_inline_dv.as_ref(),
-                            d.offset,
-                            d.size_in_bytes,
-                            d.cardinality,
-                        )
-                    }),
+                    dv: r
+                        .deletion_vector
+                        .as_ref()
+                        .map(crate::commit::DvLine::fields),
                     plain_path: false,
                 })
                 .map_err(|source| LogError::MalformedJson {
@@ -306,15 +301,10 @@ pub(crate) fn append_add_line(
         size: Some(a.size),
         modification_time: Some(a.modification_time),
         stats: a.stats.as_deref(),
-        dv: a.deletion_vector.as_ref().map(|d| {
-            (
-                d.storage_type.as_ref(),
-                d.path_or_inline_dv.as_ref(),
-                d.offset,
-                d.size_in_bytes,
-                d.cardinality,
-            )
-        }),
+        dv: a
+            .deletion_vector
+            .as_ref()
+            .map(crate::commit::DvLine::fields),
         plain_path,
     })
     .map_err(|source| LogError::MalformedJson {
