@@ -48,6 +48,83 @@ pub enum Command {
     /// own storage options and environment. Runs until Ctrl-C.
     #[cfg(feature = "distributed")]
     Worker(WorkerArgs),
+    /// Serve Delta tables over Arrow Flight SQL (ADBC, JDBC and other
+    /// Flight SQL clients): tables opened once and kept fresh, read-only
+    /// SQL, many clients at once. Runs until Ctrl-C or SIGTERM.
+    #[cfg(feature = "serve")]
+    Serve(ServeArgs),
+}
+
+/// `dar serve`.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// A table to serve, as `NAME=URI` (repeatable); SQL names it NAME.
+    #[arg(long = "table", value_name = "NAME=URI")]
+    pub tables: Vec<String>,
+
+    /// A TOML file with tables (`[[table]]` with `name`, `uri` and its own
+    /// `[table.storage_options]`) and server settings; see docs/serve.md.
+    #[arg(long, value_name = "FILE.toml")]
+    pub config: Option<PathBuf>,
+
+    /// The Flight SQL address (port 0: any free port; the address is
+    /// printed on standard output once listening).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:50051")]
+    pub listen: String,
+
+    /// The admin address (`GET /health`, `GET /metrics`); none by default.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub admin_listen: Option<String>,
+
+    /// A storage option for every table (repeatable).
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    pub storage_options: Vec<String>,
+
+    /// Keep fetched byte ranges in files under DIR across restarts.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// How often each table looks for new commits (default 1s).
+    #[arg(long, value_name = "DURATION")]
+    pub refresh_interval: Option<String>,
+
+    /// The memory DataFusion's operators may hold in all (sorts, joins,
+    /// aggregations), such as 2GiB; a query over it fails alone.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
+
+    /// Queries that run at once (default 16); more wait in a bounded queue,
+    /// then are refused with RESOURCE_EXHAUSTED.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_queries: Option<u32>,
+
+    /// The longest a query may run (default 30s).
+    #[arg(long, value_name = "DURATION")]
+    pub query_timeout: Option<String>,
+
+    /// How long in-flight queries may finish after Ctrl-C or SIGTERM
+    /// (default 30s).
+    #[arg(long, value_name = "DURATION")]
+    pub drain_timeout: Option<String>,
+
+    /// A file holding the bearer token every call must carry (at least 16
+    /// printable ASCII characters).
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+
+    /// Serve TLS only, with this certificate chain (PEM); needs `--tls-key`.
+    #[arg(long, value_name = "PATH", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of `--tls-cert`.
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Let `delta_scan()` and `table_changes()` read any URI, not only the
+    /// served tables.
+    #[arg(long)]
+    pub allow_any_table: bool,
 }
 
 /// `dar worker`.

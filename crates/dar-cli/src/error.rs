@@ -145,6 +145,14 @@ pub enum CliError {
         source: Box<dyn StdError + Send + Sync>,
     },
 
+    /// `dar serve` cannot start or serve.
+    #[cfg(feature = "serve")]
+    #[error("dar serve: {message}")]
+    Serve {
+        /// What went wrong, on one line (no credential).
+        message: String,
+    },
+
     /// Code below dar panicked (a bug in dar or a library it uses). The
     /// panic is reported as this one line, never as a crash report.
     #[error("internal error: {message} (a bug in dar or a library it uses; please report it)")]

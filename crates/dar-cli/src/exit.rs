@@ -51,9 +51,10 @@ fn usage_error(e: &clap::Error, args: &[String]) -> CliError {
 /// The subcommands a build without some features leaves out, with the
 /// feature each needs (a lean build, as the README's first command makes,
 /// has `info`, `files`, `scan` and `changes` only).
-const FEATURE_COMMANDS: [(&str, &str, bool); 2] = [
+const FEATURE_COMMANDS: [(&str, &str, bool); 3] = [
     ("sql", "sql", cfg!(feature = "sql")),
     ("worker", "distributed", cfg!(feature = "distributed")),
+    ("serve", "serve", cfg!(feature = "serve")),
 ];
 
 /// For `dar sql` or `dar worker` in a build without their feature: an

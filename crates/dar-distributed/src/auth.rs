@@ -158,20 +158,24 @@ impl Token {
     }
 }
 
-/// The check every call to a worker passes first: with a token, the call
-/// must carry it; without one (a worker on loopback), every call passes.
+/// The check every call to a server (a worker, `dar serve`) passes first,
+/// as a tonic interceptor: with a token, the call must carry it as
+/// `authorization: Bearer <token>`; without one (a server on loopback),
+/// every call passes.
 #[derive(Debug, Clone)]
-pub(crate) struct CheckToken {
+pub struct CheckToken {
     expected: Option<Token>,
-    /// The worker's name, for the error the caller sees.
+    /// The server's name, for the error the caller sees.
     worker: Arc<str>,
 }
 
 impl CheckToken {
-    pub(crate) fn new(expected: Option<Token>, worker: &str) -> Self {
+    /// The check of `expected` (none: every call passes); `server` names
+    /// the server in the refusal the caller sees (`worker 127.0.0.1:50051`).
+    pub fn new(expected: Option<Token>, server: &str) -> Self {
         Self {
             expected,
-            worker: Arc::from(worker),
+            worker: Arc::from(server),
         }
     }
 }
@@ -184,7 +188,7 @@ impl Interceptor for CheckToken {
         match request.metadata().get(http::header::AUTHORIZATION.as_str()) {
             Some(presented) if expected.accepts(presented.as_bytes()) => Ok(request),
             Some(_) => Err(Status::unauthenticated(format!(
-                "{} refused the call: its token is not this worker's",
+                "{} refused the call: its token is not the one it requires",
                 self.worker
             ))),
             None => Err(Status::unauthenticated(format!(
@@ -266,7 +270,10 @@ mod tests {
             .call(call(Some("Bearer not-the-token-at-all")))
             .unwrap_err();
         assert_eq!(wrong.code(), tonic::Code::Unauthenticated);
-        assert!(wrong.message().contains("not this worker's"), "{wrong:?}");
+        assert!(
+            wrong.message().contains("not the one it requires"),
+            "{wrong:?}"
+        );
         assert!(!wrong.message().contains(SECRET));
         let none = check.call(call(None)).unwrap_err();
         assert!(none.message().contains("has none"), "{none:?}");

@@ -81,7 +81,7 @@ mod wire;
 mod worker;
 
 pub use allow::check_plan;
-pub use auth::{MIN_TOKEN_LEN, TOKEN_ENV, Token};
+pub use auth::{CheckToken, MIN_TOKEN_LEN, TOKEN_ENV, Token};
 pub use codec::DeltaScanCodec;
 pub use error::Error;
 pub use planner::{coordinator_state, coordinator_state_with, unreachable_workers, worker_url};

@@ -82,7 +82,9 @@ impl ServerTls {
         })
     }
 
-    pub(crate) fn config(&self) -> ServerTlsConfig {
+    /// The tonic server configuration of this identity (a handshake must
+    /// finish within 10 seconds).
+    pub fn server_config(&self) -> ServerTlsConfig {
         ServerTlsConfig::new()
             .identity(self.identity.clone())
             .timeout(HANDSHAKE_TIMEOUT)

@@ -149,7 +149,7 @@ fn router(
     let mut server = Server::builder();
     if let Some(tls) = &options.tls {
         server = server
-            .tls_config(tls.config())
+            .tls_config(tls.server_config())
             .map_err(|source| Error::Tls { address, source })?;
     }
     let check = CheckToken::new(options.token.clone(), stores.name());

@@ -4,6 +4,8 @@ mod changes;
 mod files;
 mod info;
 mod scan;
+#[cfg(feature = "serve")]
+mod serve;
 #[cfg(feature = "sql")]
 mod sql;
 #[cfg(feature = "distributed")]
@@ -38,6 +40,8 @@ pub async fn run(cli: Cli, streams: &mut Streams<'_>) -> Result<(), CliError> {
         Command::Sql(args) => sql::run(&args, streams).await,
         #[cfg(feature = "distributed")]
         Command::Worker(args) => worker::run(&args, streams).await,
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve::run(&args, streams).await,
     }
 }
 

@@ -637,7 +637,7 @@ fn workers_with_a_token_and_tls_serve_only_callers_with_both() {
             "https",
             vec!["--tls-ca", ca.as_str()],
             Some("another-secret-0123456789"),
-            "its token is not this worker's",
+            "its token is not the one it requires",
         ),
         // Plain text to a TLS worker.
         (

@@ -23,6 +23,8 @@ mod progress;
 mod s3;
 mod scan;
 mod semantics;
+#[cfg(feature = "serve")]
+mod serve;
 #[cfg(feature = "sql")]
 mod sql;
 mod stores;

@@ -40,7 +40,7 @@ async fn calls_without_the_workers_token_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("refused the call: its token is not this worker's"),
+        err.contains("refused the call: its token is not the one it requires"),
         "{err}"
     );
     assert!(
