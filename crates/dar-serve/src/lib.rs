@@ -114,7 +114,11 @@ impl Server {
                 "no table to serve: give at least one (--table NAME=URI)".into(),
             ));
         }
-        let scan = DeltaScanOptions::default();
+        // Plain strings and partition values: view types and dictionaries
+        // are not read by every Flight SQL client (JDBC, older Arrow).
+        let scan = DeltaScanOptions::default()
+            .with_view_types(false)
+            .with_dictionary_partitions(false);
         let tables = Tables::open(&options, scan).await?;
         let mut runtime = RuntimeEnvBuilder::new()
             // Operators that run out of memory fail the query; nothing

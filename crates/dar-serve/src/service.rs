@@ -130,13 +130,46 @@ fn ticket_of(message: &impl ProstMessageExt) -> Ticket {
     Ticket::new(message.as_any().encode_to_vec())
 }
 
+/// `t` with every dictionary replaced by its value type, as the Flight
+/// data encoder sends batches (its default, `DictionaryHandling::Hydrate`,
+/// the form every Flight client reads): a `FlightInfo` announces the
+/// schema the client will receive.
+fn hydrated_type(t: &DataType) -> DataType {
+    match t {
+        DataType::Dictionary(_, value) => hydrated_type(value),
+        DataType::Struct(fields) => {
+            DataType::Struct(fields.iter().map(|f| hydrated_field(f)).collect())
+        }
+        DataType::List(f) => DataType::List(Arc::new(hydrated_field(f))),
+        DataType::LargeList(f) => DataType::LargeList(Arc::new(hydrated_field(f))),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(Arc::new(hydrated_field(f)), *n),
+        DataType::Map(f, sorted) => DataType::Map(Arc::new(hydrated_field(f)), *sorted),
+        other => other.clone(),
+    }
+}
+
+fn hydrated_field(f: &Field) -> Field {
+    f.clone().with_data_type(hydrated_type(f.data_type()))
+}
+
+fn hydrated(schema: &Schema) -> Schema {
+    Schema::new_with_metadata(
+        schema
+            .fields()
+            .iter()
+            .map(|f| hydrated_field(f))
+            .collect::<Vec<_>>(),
+        schema.metadata().clone(),
+    )
+}
+
 fn info(
     schema: &Schema,
     ticket: Ticket,
     descriptor: FlightDescriptor,
 ) -> Result<FlightInfo, Status> {
     Ok(FlightInfo::new()
-        .try_with_schema(schema)
+        .try_with_schema(&hydrated(schema))
         .map_err(|e| Status::internal(format!("the result schema cannot be encoded: {e}")))?
         .with_endpoint(FlightEndpoint::new().with_ticket(ticket))
         .with_descriptor(descriptor))
@@ -327,7 +360,7 @@ impl FlightSqlService for Service {
             .into_iter()
             .map(|(n, t)| Field::new(format!("${n}"), t.unwrap_or(DataType::Null), true))
             .collect();
-        let dataset = df.schema().as_arrow().clone();
+        let dataset = hydrated(df.schema().as_arrow());
         let id = self.next_id();
         {
             let mut prepared = self.state.prepared();
