@@ -59,7 +59,10 @@ pub(crate) struct State {
     pub(crate) query_timeout: Duration,
     pub(crate) log_queries: bool,
     prepared: Mutex<HashMap<u64, Prepared>>,
-    next_id: AtomicU64,
+    /// The next prepared statement handle.
+    next_handle: AtomicU64,
+    /// The next query id (for the log).
+    next_query: AtomicU64,
     sql_info: SqlInfoData,
 }
 
@@ -88,7 +91,8 @@ impl State {
             query_timeout,
             log_queries,
             prepared: Mutex::new(HashMap::new()),
-            next_id: AtomicU64::new(1),
+            next_handle: AtomicU64::new(1),
+            next_query: AtomicU64::new(1),
             sql_info: sql_info()?,
         })
     }
@@ -204,8 +208,8 @@ fn schema_bytes(schema: &Schema) -> Result<prost::bytes::Bytes, Status> {
 }
 
 impl Service {
-    fn next_id(&self) -> u64 {
-        self.state.next_id.fetch_add(1, Ordering::Relaxed)
+    fn next_query(&self) -> u64 {
+        self.state.next_query.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The schema `sql` (with `params`) returns, planned on the current
@@ -225,7 +229,7 @@ impl Service {
     ) -> Result<Response<DoGetStream>, Status> {
         let state = &self.state;
         let mut record = QueryRecord {
-            id: self.next_id(),
+            id: self.next_query(),
             kind,
             sql,
             versions: Vec::new(),
@@ -361,7 +365,7 @@ impl FlightSqlService for Service {
             .map(|(n, t)| Field::new(format!("${n}"), t.unwrap_or(DataType::Null), true))
             .collect();
         let dataset = hydrated(df.schema().as_arrow());
-        let id = self.next_id();
+        let id = self.state.next_handle.fetch_add(1, Ordering::Relaxed);
         {
             let mut prepared = self.state.prepared();
             if prepared.len() >= MAX_PREPARED {

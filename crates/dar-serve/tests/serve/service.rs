@@ -90,8 +90,31 @@ async fn a_new_commit_is_seen_within_the_refresh_interval() {
     tokio::time::sleep(interval * 3).await;
     let before = running.server.metrics_text();
     assert_eq!(metric(&before, "dar_serve_table_version{table=\"t\"}"), 1.0);
+    let requests = |text: &str| metric(text, "dar_serve_store_requests_total{table=\"t\"}");
+    // Idle refreshes list the log after the version and read nothing.
+    tokio::time::sleep(interval * 2).await;
+    let idle = running.server.metrics_text();
+    assert_eq!(
+        requests(&idle),
+        requests(&before),
+        "idle refreshes read objects"
+    );
+    assert!(
+        metric(&idle, "dar_serve_store_lists_total{table=\"t\"}")
+            > metric(&before, "dar_serve_store_lists_total{table=\"t\"}")
+    );
     writer.append(&batch(10..25)).await.unwrap();
     let committed = Instant::now();
+    // The refresh that finds the commit reads only that commit.
+    loop {
+        let text = running.server.metrics_text();
+        if metric(&text, "dar_serve_table_version{table=\"t\"}") == 2.0 {
+            assert_eq!(requests(&text) - requests(&idle), 1.0, "{text}");
+            break;
+        }
+        assert!(committed.elapsed() < interval + Duration::from_secs(2));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     loop {
         if rows(&mut c, "SELECT count(*) FROM t").await == vec!["25"] {
             break;
