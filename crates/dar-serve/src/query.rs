@@ -1,20 +1,17 @@
-//! One running query as the stream a `DoGet` returns: DataFusion's batches
-//! as they are produced, ended by the query timeout, and, when dropped
-//! (the client went away, the transfer ended), dropping DataFusion's
-//! stream so the scan stops fetching, giving back the admission slot,
-//! counting the outcome and writing the query's log line.
+//! One running query as the stream a `DoGet` returns ([`run`]):
+//! DataFusion's batches as they are produced, ended by the query timeout
+//! or by the client going away, which drop DataFusion's stream so the scan
+//! stops fetching; then the admission slot is given back, the outcome
+//! counted and the query's log line written.
 
-use std::future::Future as _;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
 use arrow_flight::error::FlightError;
 use datafusion::execution::SendableRecordBatchStream;
-use futures::Stream;
-use tokio::time::Sleep;
+use futures::StreamExt;
+use tokio::time::sleep_until;
 use tonic::Status;
 
 use crate::admission::Slot;
@@ -80,93 +77,71 @@ fn json(text: &str) -> String {
     out
 }
 
-/// A running query (see the module docs).
-pub(crate) struct Running {
-    inner: Option<SendableRecordBatchStream>,
-    deadline: Pin<Box<Sleep>>,
-    timeout: std::time::Duration,
-    record: Option<QueryRecord>,
-    rows: u64,
-    outcome: Outcome,
-    error: Option<String>,
-    _slot: Slot,
-}
+/// A running query's batches, for a `DoGet` response (see [`run`]).
+pub(crate) type Batches = futures::stream::BoxStream<'static, Result<RecordBatch, FlightError>>;
 
-impl Running {
-    pub(crate) fn new(
-        inner: SendableRecordBatchStream,
-        timeout: std::time::Duration,
-        record: QueryRecord,
-        slot: Slot,
-    ) -> Self {
-        let deadline = Box::pin(tokio::time::sleep_until(
-            tokio::time::Instant::from_std(record.started) + timeout,
-        ));
-        Self {
-            inner: Some(inner),
-            deadline,
-            timeout,
-            record: Some(record),
-            rows: 0,
-            // Dropped before its end: the client went away.
-            outcome: Outcome::Cancelled,
-            error: None,
-            _slot: slot,
-        }
-    }
+/// Batches a query keeps ready ahead of its client.
+const AHEAD: usize = 2;
 
-    fn end(&mut self, outcome: Outcome, error: Option<String>) {
-        self.outcome = outcome;
-        self.error = error;
-        // Dropping DataFusion's stream stops its scans now.
-        self.inner = None;
-    }
-}
-
-impl Stream for Running {
-    type Item = Result<RecordBatch, FlightError>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = &mut *self;
-        let Some(inner) = this.inner.as_mut() else {
-            return Poll::Ready(None);
+/// Runs `stream` on a task of its own and returns its batches. The task
+/// stops the query (dropping DataFusion's stream, so its scans stop
+/// fetching) when the client goes away (the returned stream is dropped),
+/// when the query errs, or at the timeout, whether or not the client is
+/// reading; then it gives back the admission slot, counts the outcome and
+/// writes the log line. An error or a timeout reaches the client after the
+/// batches already sent, never as a silently shorter result.
+pub(crate) fn run(
+    mut stream: SendableRecordBatchStream,
+    timeout: Duration,
+    record: QueryRecord,
+    slot: Slot,
+) -> Batches {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch, FlightError>>(AHEAD);
+    let deadline = tokio::time::Instant::from_std(record.started) + timeout;
+    tokio::spawn(async move {
+        let timed_out = || {
+            Status::deadline_exceeded(format!(
+                "the query ran longer than the server's query timeout ({timeout:?}) and was stopped"
+            ))
         };
-        if this.deadline.as_mut().poll(cx).is_ready() {
-            let message = format!(
-                "the query ran longer than the server's query timeout ({:?}) and was stopped",
-                this.timeout
-            );
-            this.end(Outcome::Timeout, Some(message.clone()));
-            return Poll::Ready(Some(Err(FlightError::Tonic(Box::new(
-                Status::deadline_exceeded(message),
-            )))));
-        }
-        match inner.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Ok(batch))) => {
-                this.rows += batch.num_rows() as u64;
-                Poll::Ready(Some(Ok(batch)))
+        let mut rows = 0u64;
+        let (outcome, failure) = loop {
+            let next = tokio::select! {
+                biased;
+                () = tx.closed() => break (Outcome::Cancelled, None),
+                () = sleep_until(deadline) => break (Outcome::Timeout, Some(timed_out())),
+                next = stream.next() => next,
+            };
+            match next {
+                None => break (Outcome::Ok, None),
+                Some(Err(e)) => break (Outcome::Error, Some(status(&e))),
+                Some(Ok(batch)) => {
+                    let n = batch.num_rows() as u64;
+                    tokio::select! {
+                        biased;
+                        sent = tx.send(Ok(batch)) => match sent {
+                            Ok(()) => rows += n,
+                            Err(_) => break (Outcome::Cancelled, None),
+                        },
+                        () = sleep_until(deadline) => break (Outcome::Timeout, Some(timed_out())),
+                    }
+                }
             }
-            Poll::Ready(Some(Err(e))) => {
-                let status = status(&e);
-                this.end(Outcome::Error, Some(status.message().to_string()));
-                Poll::Ready(Some(Err(FlightError::Tonic(Box::new(status)))))
-            }
-            Poll::Ready(None) => {
-                this.end(Outcome::Ok, None);
-                Poll::Ready(None)
-            }
-            Poll::Pending => Poll::Pending,
+        };
+        // The query stops here: its scans, its memory and its slot go.
+        drop(stream);
+        drop(slot);
+        record.finish(outcome, rows, failure.as_ref().map(|f| f.message()));
+        if let Some(failure) = failure {
+            // After the batches already queued; a client that never reads
+            // again keeps only this task waiting, not the query.
+            let _ = tx.send(Err(FlightError::Tonic(Box::new(failure)))).await;
         }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.inner = None;
-        if let Some(record) = self.record.take() {
-            record.finish(self.outcome, self.rows, self.error.as_deref());
-        }
-    }
+    });
+    futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    })
+    .boxed()
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::admission::Admission;
 use crate::metrics::{Metrics, Outcome};
-use crate::query::{QueryRecord, Running};
+use crate::query::{QueryRecord, run};
 use crate::session::{CATALOG, SCHEMA, Sessions, number_placeholders, parameters, plan};
 use crate::tables::Tables;
 
@@ -268,7 +268,7 @@ impl Service {
             }
         };
         let schema = stream.schema();
-        let running = Running::new(stream, state.query_timeout, record, slot);
+        let running = run(stream, state.query_timeout, record, slot);
         let flight = FlightDataEncoderBuilder::new()
             .with_schema(schema)
             .build(running)

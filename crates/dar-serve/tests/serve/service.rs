@@ -295,3 +295,88 @@ async fn the_admin_port_reports_health_and_metrics() {
     assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
     task.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_query_reads_one_snapshot_while_a_refresh_lands() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = write_table(dir.path(), "t", &[0..100_000, 100_000..200_000]).await;
+    let uri = dir.path().join("t").display().to_string();
+    let running = start(
+        ServeOptions::new()
+            .with_table(TableConfig::new("t", &uri))
+            .with_refresh_interval(Duration::from_millis(100)),
+    )
+    .await;
+    let mut c = client(running.address).await;
+    let info = c
+        .execute("SELECT * FROM t".to_string(), None)
+        .await
+        .unwrap();
+    let mut stream = c
+        .do_get(info.endpoint[0].ticket.clone().unwrap())
+        .await
+        .unwrap();
+    let mut total = stream.next().await.unwrap().unwrap().num_rows();
+    writer.append(&batch(200_000..200_500)).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while metric(
+        &running.server.metrics_text(),
+        "dar_serve_table_version{table=\"t\"}",
+    ) < 3.0
+    {
+        assert!(Instant::now() < deadline, "the refresh did not land");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    while let Some(b) = stream.next().await {
+        total += b.unwrap().num_rows();
+    }
+    assert_eq!(
+        total, 200_000,
+        "the query read the snapshot it was planned on"
+    );
+    let mut c = client(running.address).await;
+    assert_eq!(rows(&mut c, "SELECT count(*) FROM t").await, vec!["200500"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_query_past_its_timeout_is_stopped_even_if_the_client_stalls() {
+    let dir = tempfile::tempdir().unwrap();
+    write_table(dir.path(), "t", &[0..200_000, 200_000..400_000]).await;
+    let uri = dir.path().join("t").display().to_string();
+    let running = start(
+        ServeOptions::new()
+            .with_table(TableConfig::new("t", &uri))
+            .with_query_timeout(Duration::from_millis(700)),
+    )
+    .await;
+    let mut c = client(running.address).await;
+    let info = c
+        .execute("SELECT * FROM t".to_string(), None)
+        .await
+        .unwrap();
+    let mut stream = c
+        .do_get(info.endpoint[0].ticket.clone().unwrap())
+        .await
+        .unwrap();
+    // The client reads nothing: the query must still stop at the timeout.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = running.server.metrics_text();
+        if metric(&text, "dar_serve_queries_total{outcome=\"timeout\"}") == 1.0 {
+            assert_eq!(metric(&text, "dar_serve_queries_running"), 0.0);
+            break;
+        }
+        assert!(Instant::now() < deadline, "not stopped:\n{text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The client then gets what was sent, then the error.
+    let mut error = None;
+    while let Some(b) = stream.next().await {
+        if let Err(e) = b {
+            error = Some(e.to_string());
+            break;
+        }
+    }
+    let error = error.expect("an error after the batches sent");
+    assert!(error.contains("query timeout"), "{error}");
+}
