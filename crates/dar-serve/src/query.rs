@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use arrow_array::RecordBatch;
 use arrow_flight::error::FlightError;
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::physical_plan::ExecutionPlan;
 use futures::StreamExt;
 use tokio::time::sleep_until;
 use tonic::Status;
@@ -25,6 +26,9 @@ pub(crate) struct QueryRecord {
     pub(crate) kind: &'static str,
     pub(crate) sql: String,
     pub(crate) versions: Versions,
+    /// The physical plan, once planned: its Delta scans' metrics go into
+    /// the log line.
+    pub(crate) plan: Option<Arc<dyn ExecutionPlan>>,
     pub(crate) started: Instant,
     pub(crate) log: bool,
     pub(crate) metrics: Arc<Metrics>,
@@ -46,8 +50,19 @@ impl QueryRecord {
         let error = error
             .map(|e| format!(",\"error\":{}", json(e)))
             .unwrap_or_default();
+        let read = |name: &str| {
+            self.plan
+                .as_ref()
+                .map_or(0, |p| metric_sum(p.as_ref(), name))
+        };
+        let io = format!(
+            "\"requests\":{},\"bytes\":{},\"cache_hits\":{}",
+            read("requests"),
+            read("bytes_scanned"),
+            read("cache_hits") + read("cache_disk_hits")
+        );
         eprintln!(
-            "{{\"query\":{},\"kind\":\"{}\",\"outcome\":\"{}\",\"rows\":{rows},\"ms\":{:.3},\"tables\":[{}],\"sql\":{}{error}}}",
+            "{{\"query\":{},\"kind\":\"{}\",\"outcome\":\"{}\",\"rows\":{rows},\"ms\":{:.3},{io},\"tables\":[{}],\"sql\":{}{error}}}",
             self.id,
             self.kind,
             outcome.name(),
@@ -56,6 +71,20 @@ impl QueryRecord {
             json(&self.sql),
         );
     }
+}
+
+/// The sum of metric `name` over `plan` and its children (dar's Delta
+/// scans report `requests`, `bytes_scanned`, `cache_hits`, ...).
+fn metric_sum(plan: &dyn ExecutionPlan, name: &str) -> usize {
+    let own = plan
+        .metrics()
+        .and_then(|m| m.sum_by_name(name))
+        .map_or(0, |v| v.as_usize());
+    own + plan
+        .children()
+        .into_iter()
+        .map(|c| metric_sum(c.as_ref(), name))
+        .sum::<usize>()
 }
 
 /// `text` as a JSON string.

@@ -213,11 +213,51 @@ impl Service {
     }
 
     /// The schema `sql` (with `params`) returns, planned on the current
-    /// snapshots.
-    async fn schema_of(&self, sql: &str, params: &[ScalarValue]) -> Result<Schema, Status> {
-        let (ctx, _) = self.state.sessions.session(&self.state.tables)?;
-        let df = plan(&ctx, sql, params).await?;
-        Ok(df.schema().as_arrow().clone())
+    /// snapshots. A statement that fails to plan (a refused write, a
+    /// typo) is counted and logged as a query of `kind` that failed.
+    async fn schema_of(
+        &self,
+        kind: &'static str,
+        sql: &str,
+        params: &[ScalarValue],
+    ) -> Result<Schema, Status> {
+        let planned = async {
+            let (ctx, versions) = self
+                .state
+                .sessions
+                .session(&self.state.tables)
+                .map_err(|e| (e, Vec::new()))?;
+            let df = plan(&ctx, sql, params).await.map_err(|e| (e, versions))?;
+            Ok::<_, (Status, crate::session::Versions)>(df.schema().as_arrow().clone())
+        };
+        match planned.await {
+            Ok(schema) => Ok(schema),
+            Err((failed, versions)) => {
+                self.plan_failed(kind, sql, versions, &failed);
+                Err(failed)
+            }
+        }
+    }
+
+    /// Counts and logs a statement that failed to plan.
+    fn plan_failed(
+        &self,
+        kind: &'static str,
+        sql: &str,
+        versions: crate::session::Versions,
+        failed: &Status,
+    ) {
+        QueryRecord {
+            id: self.next_query(),
+            kind,
+            sql: sql.to_string(),
+            versions,
+            plan: None,
+            started: Instant::now(),
+            log: self.state.log_queries,
+            metrics: Arc::clone(&self.state.metrics),
+        }
+        .finish(Outcome::Error, 0, Some(failed.message()));
     }
 
     /// Runs `sql` and streams its batches as they come (see `query`).
@@ -233,6 +273,7 @@ impl Service {
             kind,
             sql,
             versions: Vec::new(),
+            plan: None,
             started: Instant::now(),
             log: state.log_queries,
             metrics: Arc::clone(&state.metrics),
@@ -248,12 +289,17 @@ impl Service {
             let (ctx, versions) = state.sessions.session(&state.tables)?;
             record.versions = versions;
             let df = plan(&ctx, &record.sql, &params).await?;
-            df.execute_stream()
+            let task = Arc::new(df.task_ctx());
+            let physical = df
+                .create_physical_plan()
                 .await
-                .map_err(|e| crate::session::status(&e))
+                .map_err(|e| crate::session::status(&e))?;
+            let stream = datafusion::physical_plan::execute_stream(Arc::clone(&physical), task)
+                .map_err(|e| crate::session::status(&e))?;
+            Ok::<_, Status>((stream, physical))
         };
-        let stream = match tokio::time::timeout(state.query_timeout, started).await {
-            Ok(Ok(stream)) => stream,
+        let (stream, physical) = match tokio::time::timeout(state.query_timeout, started).await {
+            Ok(Ok(started)) => started,
             Ok(Err(failed)) => {
                 record.finish(Outcome::Error, 0, Some(failed.message()));
                 return Err(failed);
@@ -268,6 +314,7 @@ impl Service {
             }
         };
         let schema = stream.schema();
+        record.plan = Some(physical);
         let running = run(stream, state.query_timeout, record, slot);
         let flight = FlightDataEncoderBuilder::new()
             .with_schema(schema)
@@ -280,7 +327,7 @@ impl Service {
 /// Refuses a statement update: it plans it with `dar sql`'s rules, so a
 /// DDL, DML or COPY gets the same refusal as there.
 async fn refuse_update(service: &Service, sql: &str) -> Status {
-    match service.schema_of(sql, &[]).await {
+    match service.schema_of("update", sql, &[]).await {
         Err(refused) => refused,
         Ok(_) => Status::invalid_argument(
             "this statement changes nothing: send queries as statements (CommandStatementQuery); \
@@ -318,7 +365,7 @@ impl FlightSqlService for Service {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let sql = number_placeholders(&query.query)?;
-        let schema = self.schema_of(&sql, &[]).await?;
+        let schema = self.schema_of("statement", &sql, &[]).await?;
         let ticket = TicketStatementQuery {
             statement_handle: sql.into_bytes().into(),
         };
@@ -341,8 +388,14 @@ impl FlightSqlService for Service {
         _request: Request<Action>,
     ) -> Result<ActionCreatePreparedStatementResult, Status> {
         let sql = number_placeholders(&query.query)?;
-        let (ctx, _) = self.state.sessions.session(&self.state.tables)?;
-        let df = plan(&ctx, &sql, &[]).await?;
+        let (ctx, versions) = self.state.sessions.session(&self.state.tables)?;
+        let df = match plan(&ctx, &sql, &[]).await {
+            Ok(df) => df,
+            Err(failed) => {
+                self.plan_failed("prepare", &sql, versions, &failed);
+                return Err(failed);
+            }
+        };
         let types = df
             .logical_plan()
             .get_parameter_types()
@@ -438,7 +491,9 @@ impl FlightSqlService for Service {
         let Some(prepared) = prepared else {
             return Err(Status::not_found("no such prepared statement (closed?)"));
         };
-        let schema = self.schema_of(&prepared.sql, &prepared.params).await?;
+        let schema = self
+            .schema_of("prepared", &prepared.sql, &prepared.params)
+            .await?;
         info(&schema, ticket_of(&query), request.into_inner()).map(Response::new)
     }
 

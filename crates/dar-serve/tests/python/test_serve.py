@@ -9,6 +9,7 @@ $CARGO_TARGET_DIR/debug/dar), started on 127.0.0.1:0 for each test module.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import shutil
 import signal
@@ -83,6 +84,13 @@ def served():
     server = Served("--table", f"trips={SAMPLE}")
     yield server
     assert server.stop() == 0
+    # One JSON line per query on standard error.
+    logs = [json.loads(line) for line in server.process.stderr if line.startswith("{")]
+    assert logs, "no query log lines"
+    ok = [q for q in logs if q["outcome"] == "ok"]
+    assert ok and all(q["tables"] == [{"name": "trips", "version": 7}] for q in ok)
+    assert all({"query", "rows", "ms", "requests", "bytes", "cache_hits", "sql"} <= q.keys() for q in logs)
+    assert any(q["outcome"] == "error" and "refused" in q["error"] for q in logs)
 
 
 def direct_scan() -> pa.Table:
