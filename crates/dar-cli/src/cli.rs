@@ -94,10 +94,15 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
 
-    /// Queries that run at once (default 16); more wait in a bounded queue,
-    /// then are refused with RESOURCE_EXHAUSTED.
+    /// Queries that run at once (default 16); more wait in a bounded queue
+    /// (`--max-queued-queries`), then are refused with RESOURCE_EXHAUSTED.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_queries: Option<u32>,
+
+    /// Queries that may wait for a slot (default 64); past them a query is
+    /// refused at once with RESOURCE_EXHAUSTED.
+    #[arg(long, value_name = "N")]
+    pub max_queued_queries: Option<u32>,
 
     /// The longest a query may run (default 30s).
     #[arg(long, value_name = "DURATION")]

@@ -83,6 +83,9 @@ fn options(args: &ServeArgs) -> Result<ServeOptions, CliError> {
     if let Some(n) = args.max_concurrent_queries {
         options = options.with_max_concurrent_queries(n as usize);
     }
+    if let Some(n) = args.max_queued_queries {
+        options = options.with_max_queued_queries(n as usize);
+    }
     if let Some(path) = &args.token_file {
         let token = Token::from_file(path).map_err(|e| serve_error(e.to_string()))?;
         options = options.with_token(token);

@@ -155,3 +155,60 @@ async fn garbage_messages_get_errors_and_the_server_stays_up() {
     let mut c = client(running.address).await;
     assert_eq!(rows(&mut c, "SELECT count(*) FROM t").await, vec!["10"]);
 }
+
+/// A CA and a server certificate for 127.0.0.1 signed by it: (ca PEM,
+/// cert file, key file).
+fn certificates(dir: &std::path::Path) -> (String, std::path::PathBuf, std::path::PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SanType};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    params
+        .subject_alt_names
+        .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    let (cert_file, key_file) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert_file, cert.pem()).unwrap();
+    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    (ca_cert.pem(), cert_file, key_file)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn tls_serves_clients_that_trust_its_ca() {
+    use tonic::transport::{Certificate, ClientTlsConfig};
+    let dir = tempfile::tempdir().unwrap();
+    write_table(dir.path(), "t", &[0..10]).await;
+    let uri = dir.path().join("t").display().to_string();
+    let (ca, cert, key) = certificates(dir.path());
+    let running = start(
+        ServeOptions::new()
+            .with_table(TableConfig::new("t", &uri))
+            .with_tls(dar_distributed::ServerTls::from_pem_files(&cert, &key).unwrap())
+            .with_token(Token::new(SECRET).unwrap()),
+    )
+    .await;
+    let channel = Channel::from_shared(format!("https://{}", running.address))
+        .unwrap()
+        .tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca)))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut c = arrow_flight::sql::client::FlightSqlServiceClient::new(channel);
+    c.set_token(SECRET.into());
+    assert_eq!(rows(&mut c, "SELECT count(*) FROM t").await, vec!["10"]);
+    // Plain text to a TLS server gets nothing.
+    let plain = Channel::from_shared(format!("http://{}", running.address))
+        .unwrap()
+        .connect()
+        .await;
+    if let Ok(channel) = plain {
+        let mut c = arrow_flight::sql::client::FlightSqlServiceClient::new(channel);
+        c.set_token(SECRET.into());
+        assert!(query(&mut c, "SELECT 1").await.is_err());
+    }
+}
