@@ -380,3 +380,61 @@ async fn a_query_past_its_timeout_is_stopped_even_if_the_client_stalls() {
     let error = error.expect("an error after the batches sent");
     assert!(error.contains("query timeout"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shutdown_lets_running_queries_finish_up_to_the_drain_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    write_table(dir.path(), "t", &[0..100_000, 100_000..200_000]).await;
+    let uri = dir.path().join("t").display().to_string();
+    let options = ServeOptions::new()
+        .with_table(TableConfig::new("t", &uri))
+        .with_query_log(false);
+    for (drain, read) in [
+        (Duration::from_secs(20), true),
+        (Duration::from_millis(300), false),
+    ] {
+        let server = dar_serve::Server::open(options.clone())
+            .await
+            .unwrap()
+            .with_drain_timeout(drain);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(async move {
+            server
+                .serve(listener, async move {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        let mut c = client(address).await;
+        let info = c
+            .execute("SELECT * FROM t".to_string(), None)
+            .await
+            .unwrap();
+        let mut stream = c
+            .do_get(info.endpoint[0].ticket.clone().unwrap())
+            .await
+            .unwrap();
+        let mut total = stream.next().await.unwrap().unwrap().num_rows();
+        stop.send(()).unwrap();
+        let asked = Instant::now();
+        if read {
+            // The query in flight finishes: every row arrives.
+            while let Some(b) = stream.next().await {
+                total += b.unwrap().num_rows();
+            }
+            assert_eq!(total, 200_000);
+            serving.await.unwrap().unwrap();
+        } else {
+            // A client that stops reading does not hold the server past
+            // the drain timeout.
+            serving.await.unwrap().unwrap();
+            let waited = asked.elapsed();
+            assert!(
+                waited >= drain && waited < drain + Duration::from_secs(5),
+                "{waited:?}"
+            );
+        }
+    }
+}
