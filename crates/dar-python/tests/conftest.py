@@ -87,6 +87,24 @@ def cli_error(dar_bin: Path, *args: str) -> str:
     return err[len("dar: error: ") :].rstrip("\n")
 
 
+def thrift_varint(n: int) -> bytes:
+    """`n` as a Thrift compact-protocol varint (for hand-made Parquet footers)."""
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def thrift_zigzag(n: int) -> bytes:
+    """`n` zigzag-encoded as a Thrift compact-protocol varint."""
+    return thrift_varint((n << 1) ^ (n >> 63))
+
+
 def sorted_rows(table: pa.Table) -> list:
     """The rows as dicts in a canonical order (row order is not part of a scan's contract)."""
     rows = table.to_pylist()

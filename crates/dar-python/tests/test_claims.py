@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_error
+from conftest import cli_error, thrift_varint, thrift_zigzag
 
 CLAIM_MAX = 2**31 - 1
 
@@ -32,32 +32,16 @@ sys.exit(3)
 """
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _zigzag(n: int) -> bytes:
-    return _varint((n << 1) ^ (n >> 63))
-
-
 def claiming_parquet(row_groups: int = 0, root_children: int = 1) -> bytes:
     """A Parquet file (no rows, one INT32 column `x`) whose footer, written
     by hand in Thrift's compact protocol, claims `row_groups` row groups
     (holding none) and a root of `root_children` children."""
-    f = bytearray(b"\x15") + _zigzag(1)  # 1: version
+    f = bytearray(b"\x15") + thrift_zigzag(1)  # 1: version
     f += b"\x19\x2c"  # 2: schema, a list of 2 structs
-    f += b"\x48\x06schema\x15" + _zigzag(root_children) + b"\x00"  # root
+    f += b"\x48\x06schema\x15" + thrift_zigzag(root_children) + b"\x00"  # root
     f += b"\x15\x02\x25\x02\x18\x01x\x00"  # INT32, OPTIONAL, name x
-    f += b"\x16" + _zigzag(0)  # 3: num_rows
-    f += b"\x19" + (b"\xfc" + _varint(row_groups) if row_groups >= 15 else bytes([(row_groups << 4) | 12]))
+    f += b"\x16" + thrift_zigzag(0)  # 3: num_rows
+    f += b"\x19" + (b"\xfc" + thrift_varint(row_groups) if row_groups >= 15 else bytes([(row_groups << 4) | 12]))
     f += b"\x00"
     return b"PAR1" + bytes(f) + struct.pack("<I", len(f)) + b"PAR1"
 

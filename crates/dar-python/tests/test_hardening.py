@@ -12,40 +12,24 @@ import pytest
 
 import dar
 
-from conftest import SAMPLE, cli_error
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _zigzag(n: int) -> bytes:
-    return _varint((n << 1) ^ (n >> 63))
+from conftest import SAMPLE, cli_error, thrift_varint, thrift_zigzag
 
 
 def deeply_nested_parquet(groups: int) -> bytes:
     """A Parquet file whose footer (Thrift compact protocol, written by hand)
     nests `groups` groups: the footer that overflowed readers' stacks."""
-    f = bytearray(b"\x15") + _zigzag(1)  # 1: version
+    f = bytearray(b"\x15") + thrift_zigzag(1)  # 1: version
     elements = groups + 1
-    f += b"\x19" + (bytes([0xFC]) + _varint(elements) if elements >= 15 else bytes([(elements << 4) | 12]))
+    f += b"\x19" + (bytes([0xFC]) + thrift_varint(elements) if elements >= 15 else bytes([(elements << 4) | 12]))
     for i in range(elements):
         if i == elements - 1:
             f += b"\x15\x02\x25\x02\x18\x01x"  # INT32, OPTIONAL, name x
         elif i == 0:
-            f += b"\x48\x06schema\x15" + _zigzag(1)
+            f += b"\x48\x06schema\x15" + thrift_zigzag(1)
         else:
-            f += b"\x35\x02\x18\x01g\x15" + _zigzag(1)
+            f += b"\x35\x02\x18\x01g\x15" + thrift_zigzag(1)
         f += b"\x00"
-    f += b"\x16" + _zigzag(0) + b"\x19\x0c\x00"
+    f += b"\x16" + thrift_zigzag(0) + b"\x19\x0c\x00"
     return b"PAR1" + bytes(f) + struct.pack("<I", len(f)) + b"PAR1"
 
 

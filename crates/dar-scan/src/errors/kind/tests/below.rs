@@ -144,6 +144,13 @@ pub(super) fn io_errors() -> Vec<(dar_io::Error, ErrorKind)> {
 
 /// Every `dar-log` variant and its kind.
 pub(super) fn log_errors() -> Vec<(LogError, ErrorKind)> {
+    let mut all = log_read_errors();
+    all.extend(log_metadata_errors());
+    all
+}
+
+/// `dar-log`'s errors of listing and reading the log, and their kinds.
+fn log_read_errors() -> Vec<(LogError, ErrorKind)> {
     use ErrorKind::*;
     use LogError as E;
     let log = || s("t/_delta_log/");
@@ -226,6 +233,16 @@ pub(super) fn log_errors() -> Vec<(LogError, ErrorKind)> {
             },
             CorruptData,
         ),
+    ]
+}
+
+/// `dar-log`'s errors of a table's protocol, metadata, schema and
+/// actions, and their kinds.
+fn log_metadata_errors() -> Vec<(LogError, ErrorKind)> {
+    use ErrorKind::*;
+    use LogError as E;
+    let log = || s("t/_delta_log/");
+    vec![
         (E::MissingSchema { version: 3 }, CorruptData),
         (
             E::InvalidAdd {
