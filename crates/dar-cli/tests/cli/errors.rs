@@ -239,6 +239,10 @@ fn sql_subcommand_exists_with_its_feature() {
             &["'dar worker' is not in this build", "'distributed'"],
         );
     }
+    if !cfg!(feature = "serve") {
+        let err = fails(&["serve", "--table", "t=examples/data/sample"]);
+        assert_contains(&err, &["'dar serve' is not in this build", "'serve'"]);
+    }
     let help = dar()
         .arg("--help")
         .assert()
