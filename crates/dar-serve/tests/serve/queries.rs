@@ -123,6 +123,20 @@ async fn prepared_statements_bind_parameters() {
         }
         prepared.close().await.unwrap();
     }
+    // One row of parameters at a time, said so.
+    let mut prepared = c
+        .prepare("SELECT id FROM t WHERE id = $1".into(), None)
+        .await
+        .unwrap();
+    let two_rows = RecordBatch::try_from_iter(vec![(
+        "$1",
+        std::sync::Arc::new(Int64Array::from(vec![1, 2])) as _,
+    )])
+    .unwrap();
+    prepared.set_parameters(two_rows).unwrap();
+    let err = prepared.execute().await.unwrap_err().to_string();
+    assert!(err.contains("one row of parameters"), "{err}");
+    prepared.close().await.unwrap();
     // A closed statement is gone.
     let mut prepared = c.prepare("SELECT 1".into(), None).await.unwrap();
     let mut again = c.prepare("SELECT 2".into(), None).await.unwrap();
