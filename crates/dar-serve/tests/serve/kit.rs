@@ -81,6 +81,16 @@ pub async fn fetch(
     Ok(batches)
 }
 
+/// Runs `sql` and opens the stream of its first endpoint, unread.
+pub async fn open_stream(
+    client: &mut FlightSqlServiceClient<Channel>,
+    sql: &str,
+) -> arrow_flight::decode::FlightRecordBatchStream {
+    let info = client.execute(sql.to_string(), None).await.unwrap();
+    let ticket = info.endpoint[0].ticket.clone().expect("a ticket");
+    client.do_get(ticket).await.unwrap()
+}
+
 /// Runs `sql` and returns its rows.
 pub async fn query(
     client: &mut FlightSqlServiceClient<Channel>,

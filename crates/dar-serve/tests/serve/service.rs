@@ -7,7 +7,7 @@ use dar_serve::{ServeOptions, TableConfig};
 use futures::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::kit::{batch, client, query, rows, start, write_table};
+use crate::kit::{batch, client, open_stream, query, rows, start, write_table};
 
 /// The value of the metric line starting with `prefix` in `text`.
 fn metric(text: &str, prefix: &str) -> f64 {
@@ -217,15 +217,8 @@ async fn a_full_queue_is_refused_with_resource_exhausted() {
     )
     .await;
     let mut holder = client(running.address).await;
-    let info = holder
-        .execute("SELECT * FROM t".to_string(), None)
-        .await
-        .unwrap();
     // The stream holds the only slot until it is read or dropped.
-    let held = holder
-        .do_get(info.endpoint[0].ticket.clone().unwrap())
-        .await
-        .unwrap();
+    let held = open_stream(&mut holder, "SELECT * FROM t").await;
     let mut c = client(running.address).await;
     let err = query(&mut c, "SELECT 1").await.unwrap_err().to_string();
     assert!(err.contains("busy"), "{err}");
@@ -303,14 +296,7 @@ async fn a_query_reads_one_snapshot_while_a_refresh_lands() {
     )
     .await;
     let mut c = client(running.address).await;
-    let info = c
-        .execute("SELECT * FROM t".to_string(), None)
-        .await
-        .unwrap();
-    let mut stream = c
-        .do_get(info.endpoint[0].ticket.clone().unwrap())
-        .await
-        .unwrap();
+    let mut stream = open_stream(&mut c, "SELECT * FROM t").await;
     let mut total = stream.next().await.unwrap().unwrap().num_rows();
     writer.append(&batch(200_000..200_500)).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -345,14 +331,7 @@ async fn a_query_past_its_timeout_is_stopped_even_if_the_client_stalls() {
     )
     .await;
     let mut c = client(running.address).await;
-    let info = c
-        .execute("SELECT * FROM t".to_string(), None)
-        .await
-        .unwrap();
-    let mut stream = c
-        .do_get(info.endpoint[0].ticket.clone().unwrap())
-        .await
-        .unwrap();
+    let mut stream = open_stream(&mut c, "SELECT * FROM t").await;
     // The client reads nothing: the query must still stop at the timeout.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -403,14 +382,7 @@ async fn shutdown_lets_running_queries_finish_up_to_the_drain_timeout() {
                 .await
         });
         let mut c = client(address).await;
-        let info = c
-            .execute("SELECT * FROM t".to_string(), None)
-            .await
-            .unwrap();
-        let mut stream = c
-            .do_get(info.endpoint[0].ticket.clone().unwrap())
-            .await
-            .unwrap();
+        let mut stream = open_stream(&mut c, "SELECT * FROM t").await;
         let mut total = stream.next().await.unwrap().unwrap().num_rows();
         stop.send(()).unwrap();
         let asked = Instant::now();
