@@ -384,8 +384,10 @@ async fn shutdown_lets_running_queries_finish_up_to_the_drain_timeout() {
         let mut c = client(address).await;
         let mut stream = open_stream(&mut c, "SELECT * FROM t").await;
         let mut total = stream.next().await.unwrap().unwrap().num_rows();
-        stop.send(()).unwrap();
+        // The clock starts before the signal: the server may begin its
+        // drain before this thread runs again.
         let asked = Instant::now();
+        stop.send(()).unwrap();
         if read {
             // The query in flight finishes: every row arrives.
             while let Some(b) = stream.next().await {
