@@ -3,8 +3,8 @@
 //! or within one, and none is both added and removed.
 //!
 //! Checking costs one hash per live row, computed where each row range
-//! is decoded (no per-row allocation for plain relative paths), then one
-//! sort of the hashes, split by hash over the cores:
+//! is decoded (no per-row allocation for plain relative paths), then a
+//! radix pass of the hashes into small buckets, sorted side by side:
 //!
 //! ```text
 //! decode piece:  add rows    -> key hash per row      (KeyHashes)
@@ -212,36 +212,68 @@ pub(super) fn unique_adds(
         .collect()
 }
 
+/// Hashes per bucket of [`suspects`]: small enough to sort in the L1
+/// cache, large enough for the bucket offsets to stay in L2.
+const BUCKET_HASHES: usize = 64;
+
 /// The hashes shared by two adds, or by an add and a remove: what may be
-/// a repeated key (or, rarely, two keys of one hash). The hashes are split
-/// by value into one share per core and each share sorted on its own.
+/// a repeated key (or, rarely, two keys of one hash).
+///
+/// One radix pass puts the add hashes into buckets by their top bits
+/// (hashes are uniform: about [`BUCKET_HASHES`] a bucket); the buckets are
+/// sorted side by side, each on its own, and neighbours compared. A remove
+/// hash is searched in its bucket only. Every hash is read twice and
+/// sorted among a few dozen others, where one sort of all of them compared
+/// each with about log2(n) others.
 fn suspects(adds: &[KeyedAdds], removes: &[RemoveKeys]) -> Result<HashSet<u64>> {
-    let shares = std::thread::available_parallelism().map_or(1, usize::from) as u64;
-    let ids: Vec<u64> = (0..shares).collect();
+    let all = || adds.iter().flat_map(|k| k.hashes.iter().copied());
+    let n: usize = adds.iter().map(|k| k.hashes.len()).sum();
+    let buckets = Buckets::new(n);
+    let mut starts = vec![0usize; buckets.count + 1];
+    for h in all() {
+        starts[buckets.of(h) + 1] += 1;
+    }
+    for b in 0..buckets.count {
+        starts[b + 1] += starts[b];
+    }
+    let mut sorted = vec![0u64; n];
+    let mut next = starts[..buckets.count].to_vec();
+    for h in all() {
+        let b = buckets.of(h);
+        sorted[next[b]] = h;
+        next[b] += 1;
+    }
+    // Contiguous runs of buckets, one per share, sorted side by side.
+    let shares = crate::parallel::cores().min(buckets.count);
+    let mut runs = Vec::with_capacity(shares);
+    let mut rest: &mut [u64] = &mut sorted;
+    let mut taken = 0;
+    for share in 0..shares {
+        let first = buckets.count * share / shares;
+        let end = buckets.count * (share + 1) / shares;
+        let (run, tail) = rest.split_at_mut(starts[end] - taken);
+        taken = starts[end];
+        rest = tail;
+        let bounds: Vec<usize> = starts[first..=end]
+            .iter()
+            .map(|s| s - starts[first])
+            .collect();
+        runs.push(std::sync::Mutex::new((run, bounds)));
+    }
     let found = crate::parallel::run_parallel(
-        &ids,
-        |&share| -> Result<Vec<u64>> {
-            let mine = |h: &&u64| **h % shares == share;
-            let mut added: Vec<u64> = adds
-                .iter()
-                .flat_map(|k| k.hashes.iter().filter(mine))
-                .copied()
-                .collect();
-            added.sort_unstable();
-            let mut out: Vec<u64> = added
-                .windows(2)
-                .filter(|w| w[0] == w[1])
-                .map(|w| w[0])
-                .collect();
-            for r in removes {
-                out.extend(
-                    r.hashes
-                        .iter()
-                        .filter(mine)
-                        .filter(|h| added.binary_search(h).is_ok()),
-                );
+        &runs,
+        |run| -> Result<Vec<u64>> {
+            let mut run = run
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (hashes, bounds) = &mut *run;
+            let mut twice = Vec::new();
+            for w in bounds.windows(2) {
+                let bucket = &mut hashes[w[0]..w[1]];
+                bucket.sort_unstable();
+                twice.extend(bucket.windows(2).filter(|p| p[0] == p[1]).map(|p| p[0]));
             }
-            Ok(out)
+            Ok(twice)
         },
         |_| super::decoding_failed("the checkpoint", "a thread checking its rows panicked"),
     );
@@ -249,5 +281,112 @@ fn suspects(adds: &[KeyedAdds], removes: &[RemoveKeys]) -> Result<HashSet<u64>> 
     for share in found {
         out.extend(share?);
     }
+    for h in removes.iter().flat_map(|r| r.hashes.iter().copied()) {
+        let b = buckets.of(h);
+        if sorted[starts[b]..starts[b + 1]].binary_search(&h).is_ok() {
+            out.insert(h);
+        }
+    }
     Ok(out)
+}
+
+/// How [`suspects`] splits `n` hashes into buckets by their top bits.
+#[derive(Debug, Clone, Copy)]
+struct Buckets {
+    /// Buckets (a power of two, at least 1).
+    count: usize,
+    /// `64 - log2(count)`: the shift leaving a hash's bucket.
+    shift: u32,
+}
+
+impl Buckets {
+    fn new(n: usize) -> Self {
+        let bits = (n / BUCKET_HASHES).max(1).ilog2().min(24);
+        Self {
+            count: 1 << bits,
+            shift: 64 - bits,
+        }
+    }
+
+    fn of(self, hash: u64) -> usize {
+        // A shift by 64 would overflow: one bucket holds everything.
+        hash.checked_shr(self.shift).unwrap_or(0) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::add_columns::AddColumnsBuilder;
+
+    fn keyed(hashes: Vec<u64>) -> KeyedAdds {
+        KeyedAdds {
+            file: 0,
+            adds: AddColumnsBuilder::default().finish(),
+            hashes,
+        }
+    }
+
+    fn removes(hashes: Vec<u64>) -> RemoveKeys {
+        RemoveKeys {
+            file: 0,
+            path: StringArray::from(vec![""; hashes.len()]),
+            dv: DvColumns::absent(hashes.len()),
+            hashes,
+        }
+    }
+
+    /// What `suspects` finds, by a plain sort of everything.
+    fn reference(adds: &[Vec<u64>], removed: &[u64]) -> HashSet<u64> {
+        let mut all: Vec<u64> = adds.iter().flatten().copied().collect();
+        all.sort_unstable();
+        let mut out: HashSet<u64> = all
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
+        out.extend(removed.iter().filter(|h| all.binary_search(h).is_ok()));
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn suspects_are_the_repeated_hashes(
+            // Few distinct values in the low and high bits: repeats in
+            // one batch, across batches, and in one bucket or another.
+            batches in proptest::collection::vec(
+                proptest::collection::vec(
+                    (0u64..40, 0u64..4).prop_map(|(lo, hi)| lo ^ (hi << 62) ^ (lo << 40)),
+                    0..300,
+                ),
+                0..5,
+            ),
+            removed in proptest::collection::vec(0u64..60, 0..20),
+            spread in 0usize..3,
+        ) {
+            // Pad with unique hashes, spread over every bucket, so the
+            // table has many buckets.
+            let mut batches = batches;
+            let pad: Vec<u64> = (0..(spread * 5_000) as u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 << 61)
+                .collect();
+            batches.push(pad);
+            let expected = reference(&batches, &removed);
+            let adds: Vec<KeyedAdds> = batches.into_iter().map(keyed).collect();
+            let got = suspects(&adds, &[removes(removed)]).unwrap();
+            prop_assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    fn buckets_cover_every_hash() {
+        for n in [0, 1, 63, 64, 65, 1_000, 1 << 20, usize::MAX] {
+            let b = Buckets::new(n);
+            assert!(b.count.is_power_of_two());
+            assert!(b.of(u64::MAX) < b.count, "{n}");
+            assert_eq!(b.of(0), 0);
+        }
+    }
 }
