@@ -340,22 +340,39 @@ impl Table {
         })
     }
 
-    /// Moves to the newest version, replaying only the new commits. The
-    /// store, footer cache, byte-range cache and DV cache are kept.
+    /// Moves to the newest version, replaying only the new commits (a
+    /// checkpoint written since is not read). When log cleanup removed
+    /// commits this version needs, the newest version is loaded from its
+    /// checkpoint instead. The store, footer cache, byte-range cache and DV
+    /// cache are kept.
     ///
     /// # Errors
     ///
     /// [`ScanError::Log`] when the new commits cannot be read or replayed;
     /// the table then stays at its version.
     pub async fn refresh(&mut self) -> Result<()> {
-        let snapshot = self
-            .snapshot
-            .refresh()
-            .await
-            .map_err(|source| ScanError::Log {
-                uri: self.uri.clone(),
-                source: Box::new(source),
-            })?;
+        let log_error = |source| ScanError::Log {
+            uri: self.uri.clone(),
+            source: Box::new(source),
+        };
+        let snapshot = match self.snapshot.refresh().await {
+            Ok(snapshot) => snapshot,
+            // The commits after this version are gone: the log was cleaned
+            // up past it. A load from the newest checkpoint still reads the
+            // table (and says so, naming the version, if nothing covers
+            // the gap).
+            Err(dar_log::LogError::VersionGap { .. }) => {
+                let latest = TableOptions {
+                    version: VersionSpec::Latest,
+                    ..self.options.clone()
+                };
+                Self::snapshot_builder(&self.store, &latest)
+                    .build()
+                    .await
+                    .map_err(log_error)?
+            }
+            Err(e) => return Err(log_error(e)),
+        };
         *self = Self::assemble(
             self.uri.clone(),
             self.store.clone(),

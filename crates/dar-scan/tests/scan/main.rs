@@ -25,6 +25,7 @@ mod io_shape;
 mod kernel;
 mod metadata_scale;
 mod props;
+mod refresh;
 mod remote;
 mod trusted_stats;
 mod views;
