@@ -2,11 +2,11 @@
 //! /metrics`.
 
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::admission::Admission;
-use crate::tables::Tables;
+use crate::tables::{ServedTable, Tables};
 
 /// How a query ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,7 +161,7 @@ fn gauge(out: &mut String, name: &str, help: &str, value: u64) {
 /// refreshes of the table).
 fn table_metrics(out: &mut String, tables: &Tables) {
     type Read = fn(&crate::tables::ServedTable, &dar_io::IoSnapshot) -> f64;
-    let families: [(&str, &str, &str, Read); 9] = [
+    let families: [(&str, &str, &str, Read); 7] = [
         (
             "dar_serve_table_version",
             "gauge",
@@ -204,18 +204,6 @@ fn table_metrics(out: &mut String, tables: &Tables) {
             "Bytes received from the store.",
             |_, io| io.bytes() as f64,
         ),
-        (
-            "dar_serve_cache_hits_total",
-            "counter",
-            "Byte ranges served from the range cache (memory and disk).",
-            |_, io| (io.cache.hits + io.cache.disk_hits) as f64,
-        ),
-        (
-            "dar_serve_cache_misses_total",
-            "counter",
-            "Byte ranges the range cache did not hold.",
-            |_, io| io.cache.misses as f64,
-        ),
     ];
     let snapshots: Vec<_> = tables
         .iter()
@@ -229,6 +217,66 @@ fn table_metrics(out: &mut String, tables: &Tables) {
         let _ = writeln!(out, "# TYPE {name} {kind}");
         for (t, io) in &snapshots {
             let _ = writeln!(out, "{name}{{table=\"{}\"}} {}", t.name, read(t, io));
+        }
+    }
+    cache_metrics(out, &snapshots);
+}
+
+/// Per table and cache (`range`: byte ranges in memory and on disk;
+/// `footer`: Parquet footers and page indexes; `dv`: decoded deletion
+/// vectors), hits, misses and the hit ratio since the server started (NaN
+/// before the first lookup).
+fn cache_metrics(out: &mut String, snapshots: &[(&Arc<ServedTable>, dar_io::IoSnapshot)]) {
+    /// A cache's name, hits and misses.
+    type Counts<'a> = [(&'a str, u64, u64); 3];
+    let counts: Vec<(&str, Counts)> = snapshots
+        .iter()
+        .map(|(t, io)| {
+            let table = t.provider().table();
+            let footer = table.store().metadata_cache().stats();
+            let dv = table.dv_cache().stats();
+            (
+                t.name.as_str(),
+                [
+                    ("range", io.cache.hits + io.cache.disk_hits, io.cache.misses),
+                    ("footer", footer.hits, footer.misses),
+                    ("dv", dv.hits, dv.loads),
+                ],
+            )
+        })
+        .collect();
+    type Value = fn(u64, u64) -> f64;
+    let families: [(&str, &str, &str, Value); 3] = [
+        (
+            "dar_serve_cache_hits_total",
+            "counter",
+            "Lookups a cache answered.",
+            |hits, _| hits as f64,
+        ),
+        (
+            "dar_serve_cache_misses_total",
+            "counter",
+            "Lookups a cache did not answer (fetched or decoded instead).",
+            |_, misses| misses as f64,
+        ),
+        (
+            "dar_serve_cache_hit_ratio",
+            "gauge",
+            "Hits over lookups since the server started (NaN before the first).",
+            |hits, misses| hits as f64 / (hits + misses) as f64,
+        ),
+    ];
+    for (name, kind, help, value) in families {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        for (table, caches) in &counts {
+            for (cache, hits, misses) in caches {
+                let _ = writeln!(
+                    out,
+                    "{name}{{table=\"{table}\",cache=\"{cache}\"}} {}",
+                    value(*hits, *misses)
+                );
+            }
         }
     }
 }

@@ -4,12 +4,17 @@
 //! stops fetching; then the admission slot is given back, the outcome
 //! counted and the query's log line written.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
 use arrow_flight::error::FlightError;
+use dar_datafusion::DeltaTableProvider;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::source_as_provider;
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::ExecutionPlan;
 use futures::StreamExt;
 use tokio::time::sleep_until;
@@ -25,7 +30,10 @@ pub(crate) struct QueryRecord {
     pub(crate) id: u64,
     pub(crate) kind: &'static str,
     pub(crate) sql: String,
-    pub(crate) versions: Versions,
+    /// The Delta tables the statement reads and their versions (from its
+    /// logical plan: a count answered from the log's statistics read the
+    /// table too, with no scan in the physical plan).
+    pub(crate) tables: BTreeSet<(String, u64)>,
     /// The physical plan, once planned: its Delta scans' metrics go into
     /// the log line.
     pub(crate) plan: Option<Arc<dyn ExecutionPlan>>,
@@ -43,7 +51,7 @@ impl QueryRecord {
             return;
         }
         let tables: Vec<String> = self
-            .versions
+            .tables
             .iter()
             .map(|(name, version)| format!("{{\"name\":{},\"version\":{version}}}", json(name)))
             .collect();
@@ -71,6 +79,32 @@ impl QueryRecord {
             json(&self.sql),
         );
     }
+}
+
+/// The Delta tables `plan` reads (`delta_scan()` and `table_changes()`
+/// included), each once with the version read: a served table by its name
+/// (`served`: name, URI, version), another (`--allow-any-table`) by its URI
+/// without credentials.
+pub(crate) fn tables_read(plan: &LogicalPlan, served: &Versions) -> BTreeSet<(String, u64)> {
+    let mut read = BTreeSet::new();
+    // The closure never fails: the walk's own result carries nothing.
+    let _ = plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::TableScan(scan) = node
+            && let Ok(provider) = source_as_provider(&scan.source)
+            && let Some(delta) =
+                (provider.as_ref() as &dyn std::any::Any).downcast_ref::<DeltaTableProvider>()
+        {
+            let table = delta.table();
+            let uri = table.uri();
+            let name = served
+                .iter()
+                .find(|(_, served_uri, _)| served_uri == uri)
+                .map_or_else(|| dar_io::redact_uri(uri), |(name, _, _)| name.clone());
+            read.insert((name, table.version()));
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    read
 }
 
 /// The sum of metric `name` over `plan` and its children (dar's Delta

@@ -2,7 +2,7 @@
 //! parameters, and the metadata a client's catalog browser asks for, over
 //! the shared server state.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -222,36 +222,26 @@ impl Service {
         params: &[ScalarValue],
     ) -> Result<Schema, Status> {
         let planned = async {
-            let (ctx, versions) = self
-                .state
-                .sessions
-                .session(&self.state.tables)
-                .map_err(|e| (e, Vec::new()))?;
-            let df = plan(&ctx, sql, params).await.map_err(|e| (e, versions))?;
-            Ok::<_, (Status, crate::session::Versions)>(df.schema().as_arrow().clone())
+            let (ctx, _) = self.state.sessions.session(&self.state.tables)?;
+            let df = plan(&ctx, sql, params).await?;
+            Ok::<_, Status>(df.schema().as_arrow().clone())
         };
         match planned.await {
             Ok(schema) => Ok(schema),
-            Err((failed, versions)) => {
-                self.plan_failed(kind, sql, versions, &failed);
+            Err(failed) => {
+                self.plan_failed(kind, sql, &failed);
                 Err(failed)
             }
         }
     }
 
     /// Counts and logs a statement that failed to plan.
-    fn plan_failed(
-        &self,
-        kind: &'static str,
-        sql: &str,
-        versions: crate::session::Versions,
-        failed: &Status,
-    ) {
+    fn plan_failed(&self, kind: &'static str, sql: &str, failed: &Status) {
         QueryRecord {
             id: self.next_query(),
             kind,
             sql: sql.to_string(),
-            versions,
+            tables: BTreeSet::new(),
             plan: None,
             started: Instant::now(),
             log: self.state.log_queries,
@@ -272,7 +262,7 @@ impl Service {
             id: self.next_query(),
             kind,
             sql,
-            versions: Vec::new(),
+            tables: BTreeSet::new(),
             plan: None,
             started: Instant::now(),
             log: state.log_queries,
@@ -287,8 +277,8 @@ impl Service {
         };
         let started = async {
             let (ctx, versions) = state.sessions.session(&state.tables)?;
-            record.versions = versions;
             let df = plan(&ctx, &record.sql, &params).await?;
+            record.tables = crate::query::tables_read(df.logical_plan(), &versions);
             let task = Arc::new(df.task_ctx());
             let physical = df
                 .create_physical_plan()
@@ -388,11 +378,11 @@ impl FlightSqlService for Service {
         _request: Request<Action>,
     ) -> Result<ActionCreatePreparedStatementResult, Status> {
         let sql = number_placeholders(&query.query)?;
-        let (ctx, versions) = self.state.sessions.session(&self.state.tables)?;
+        let (ctx, _) = self.state.sessions.session(&self.state.tables)?;
         let df = match plan(&ctx, &sql, &[]).await {
             Ok(df) => df,
             Err(failed) => {
-                self.plan_failed("prepare", &sql, versions, &failed);
+                self.plan_failed("prepare", &sql, &failed);
                 return Err(failed);
             }
         };

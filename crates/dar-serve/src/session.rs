@@ -36,8 +36,9 @@ pub(crate) struct Sessions {
     pub(crate) scan: DeltaScanOptions,
 }
 
-/// The tables and versions a query read.
-pub(crate) type Versions = Vec<(String, u64)>;
+/// The served tables as a query's session holds them: name, URI and
+/// version (the query's log line names those its scans read).
+pub(crate) type Versions = Vec<(String, String, u64)>;
 
 impl Sessions {
     /// A session holding each served table at its current version.
@@ -55,7 +56,8 @@ impl Sessions {
         let mut captured = Vec::new();
         for table in tables.iter() {
             let provider = table.provider();
-            versions.push((table.name.clone(), provider.table().version()));
+            let read = provider.table();
+            versions.push((table.name.clone(), read.uri().to_string(), read.version()));
             ctx.register_table(table.name.as_str(), Arc::clone(&provider) as _)
                 .map_err(|e| status(&e))?;
             captured.push((table.name.clone(), table.options.clone(), provider));

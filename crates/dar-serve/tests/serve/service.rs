@@ -134,6 +134,22 @@ async fn a_new_commit_is_seen_within_the_refresh_interval() {
         rows(&mut c, "SELECT count(*) FROM delta_scan('t', 1)").await,
         vec!["10"]
     );
+    // A checkpoint written since does not make the refresh read it: the
+    // one new commit is still the one request.
+    let settled = running.server.metrics_text();
+    writer.checkpoint().await.unwrap();
+    writer.append(&batch(25..30)).await.unwrap();
+    let committed = Instant::now();
+    loop {
+        let text = running.server.metrics_text();
+        if metric(&text, "dar_serve_table_version{table=\"t\"}") == 3.0 {
+            assert_eq!(requests(&text) - requests(&settled), 1.0, "{text}");
+            break;
+        }
+        assert!(committed.elapsed() < interval + Duration::from_secs(2));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(rows(&mut c, "SELECT count(*) FROM t").await, vec!["30"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -265,6 +281,8 @@ async fn the_admin_port_reports_health_and_metrics() {
             .unwrap();
     });
     let mut c = client(running.address).await;
+    // The second run finds the data file's footer cached.
+    rows(&mut c, "SELECT * FROM t").await;
     rows(&mut c, "SELECT * FROM t").await;
     let health = http_get(admin, "/health").await;
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
@@ -272,12 +290,31 @@ async fn the_admin_port_reports_health_and_metrics() {
     let metrics = http_get(admin, "/metrics").await;
     assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
     let body = metrics.split("\r\n\r\n").nth(1).unwrap();
-    assert_eq!(metric(body, "dar_serve_queries_total{outcome=\"ok\"}"), 1.0);
+    assert_eq!(metric(body, "dar_serve_queries_total{outcome=\"ok\"}"), 2.0);
     assert_eq!(
         metric(body, "dar_serve_query_seconds_count{outcome=\"ok\"}"),
-        1.0
+        2.0
     );
     assert!(metric(body, "dar_serve_store_requests_total{table=\"t\"}") > 0.0);
+    // Each cache of each table: hits, misses and their ratio.
+    let cache =
+        |name: &str, cache: &str| metric(body, &format!("{name}{{table=\"t\",cache=\"{cache}\"}}"));
+    let (hits, misses) = (
+        cache("dar_serve_cache_hits_total", "footer"),
+        cache("dar_serve_cache_misses_total", "footer"),
+    );
+    assert!(hits >= 1.0 && misses >= 1.0, "{body}");
+    assert_eq!(
+        cache("dar_serve_cache_hit_ratio", "footer"),
+        hits / (hits + misses)
+    );
+    for c in ["range", "dv"] {
+        let ratio = cache("dar_serve_cache_hit_ratio", c);
+        assert!(
+            ratio.is_nan() || (0.0..=1.0).contains(&ratio),
+            "{c}: {body}"
+        );
+    }
     assert!(body.contains("dar_serve_queries_queued 0"), "{body}");
     let missing = http_get(admin, "/nothing").await;
     assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
