@@ -21,7 +21,10 @@
 //!   blocks that hold the asked range are read.
 //! - **Writes off the read path** ([`writer`]): a background thread writes
 //!   entries after the bytes went to the reader; when it falls behind,
-//!   writes are dropped, never waited for.
+//!   writes are dropped, never waited for. Opening a folder reads its
+//!   usage record if its lock is free, and otherwise leaves the budget and
+//!   any count of the entries to that thread: it never walks the folder
+//!   nor waits for another process.
 //! - **One budget per folder**: the bytes held and the budget live in the
 //!   namespace's `usage` record, updated under a file lock by every process;
 //!   the process whose write takes the folder over its budget removes the
@@ -119,16 +122,21 @@ impl DiskTier {
             ns,
             bytes: AtomicU64::new(0),
         });
-        shared
-            .set_budget(budget)
+        // Opening never waits on the folder: when another process holds
+        // its lock (a trim walks the folder under it) or the folder has no
+        // usage record to read (its entries must be counted), the budget
+        // is recorded by the writer's thread instead, before any write.
+        let recorded = shared
+            .try_set_budget(budget)
             .map_err(|source| crate::Error::CacheDir {
                 path: dir.display().to_string(),
                 source,
             })?;
-        Ok(Self {
-            writer: Writer::start(Arc::clone(&shared)),
-            shared,
-        })
+        let writer = Writer::start(Arc::clone(&shared));
+        if !recorded {
+            writer.set_budget(budget);
+        }
+        Ok(Self { writer, shared })
     }
 
     /// The folder the user named.
@@ -244,7 +252,36 @@ fn file_len(f: &File) -> Option<u64> {
 }
 
 impl Shared {
-    /// Records `budget` as the folder's (when given) and reads the usage.
+    /// [`Shared::set_budget`] if the folder's lock is free and its usage
+    /// record reads whole: `false` (nothing recorded, the held bytes as the
+    /// record says if it reads) when that would mean waiting for another
+    /// process or counting the entries. Never blocks on the folder.
+    fn try_set_budget(&self, budget: Option<u64>) -> io::Result<bool> {
+        let lock = self.ns.lock_file()?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if let Some((held, _)) = self.ns.read_usage() {
+                    self.bytes.store(held, Ordering::Relaxed);
+                }
+                return Ok(false);
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+        let Some((held, recorded)) = self.ns.read_usage() else {
+            return Ok(false);
+        };
+        let budget = budget.unwrap_or(recorded);
+        if budget != recorded {
+            self.ns.write_usage(held, budget)?;
+        }
+        self.bytes.store(held, Ordering::Relaxed);
+        Ok(true)
+    }
+
+    /// Records `budget` as the folder's (when given) and reads the usage,
+    /// counting the entries when the folder has no usage record. Blocking:
+    /// the writer's thread calls it.
     fn set_budget(&self, budget: Option<u64>) -> io::Result<()> {
         let lock = self.ns.lock_file()?;
         lock.lock()?;

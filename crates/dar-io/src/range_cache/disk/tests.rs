@@ -363,3 +363,71 @@ fn entries_are_private_to_the_user() {
         );
     }
 }
+
+/// Opening a folder and the read path never wait for another process: one
+/// holding the folder's lock (as a trim does while it walks the folder)
+/// leaves a new tier opened, reading and queueing writes; its budget and
+/// writes land on its writer's thread once the lock is free.
+#[test]
+fn opening_reading_and_writing_never_wait_on_the_folder() {
+    let dir = private_dir();
+    let first = DiskTier::open(dir.path(), Some(10_000_000)).unwrap();
+    let k = key("file", 1 << 20);
+    write(&first, &k, 0, &data(40_000, 1), "etag:a");
+    let held = first.shared.ns.lock_file().unwrap();
+    held.lock().unwrap();
+    let (done, opened) = std::sync::mpsc::channel();
+    let path = dir.path().to_path_buf();
+    let k2 = k.clone();
+    std::thread::spawn(move || {
+        let tier = DiskTier::open(&path, Some(20_000_000)).unwrap();
+        let hit = matches!(get(&tier, &k2, "etag:a", 100..200), DiskRead::Hit(_));
+        tier.insert(&k2, 100_000, data(40_000, 2), "etag:a");
+        let _ = done.send((tier, hit));
+    });
+    // A generous bound: waiting would mean until the lock is released,
+    // which this test does only after.
+    let (second, hit) = opened
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("opening, reading or queueing a write waited for the folder's lock");
+    assert!(
+        hit,
+        "the entry on disk was not served while the lock was held"
+    );
+    // The writer's thread waits for the lock: nothing new is written yet
+    // and the budget is the old one.
+    assert_eq!(entries(dir.path()).len(), 1);
+    assert_eq!(
+        first.shared.ns.read_usage().map(|(_, budget)| budget),
+        Some(10_000_000)
+    );
+    drop(held);
+    second.flush();
+    assert_eq!(entries(dir.path()).len(), 2);
+    assert_eq!(
+        second.shared.ns.read_usage(),
+        Some((held_bytes(dir.path()), 20_000_000))
+    );
+    assert_eq!(second.bytes(), held_bytes(dir.path()));
+}
+
+/// Opening a folder reads its usage record and never counts its entries.
+#[test]
+fn opening_reads_the_usage_record_without_walking_the_folder() {
+    let dir = private_dir();
+    let first = DiskTier::open(dir.path(), None).unwrap();
+    write(&first, &key("file", 1 << 20), 0, &data(40_000, 1), "etag:a");
+    assert_eq!(first.bytes(), held_bytes(dir.path()));
+    {
+        let lock = first.shared.ns.lock_file().unwrap();
+        lock.lock().unwrap();
+        first
+            .shared
+            .ns
+            .write_usage(123, DEFAULT_DISK_BUDGET)
+            .unwrap();
+    }
+    let second = DiskTier::open(dir.path(), None).unwrap();
+    // The record's figure, not a count of the entry on disk.
+    assert_eq!(second.bytes(), 123);
+}

@@ -36,6 +36,7 @@ pub(super) struct Job {
 
 enum Message {
     Write(Job),
+    Budget(Option<u64>),
     Flush(Sender<()>),
 }
 
@@ -87,6 +88,14 @@ impl Writer {
         }
     }
 
+    /// Records the folder's budget (and counts its entries if it has no
+    /// usage record) on the writer's thread, before any later write.
+    pub(super) fn set_budget(&self, budget: Option<u64>) {
+        if let Some(q) = lock(&self.queue).as_ref() {
+            let _ = q.send(Message::Budget(budget));
+        }
+    }
+
     /// Waits until everything queued before this call is written.
     pub(super) fn flush(&self) {
         let (done, wait) = channel();
@@ -121,6 +130,11 @@ fn run(shared: &Shared, queue: &Receiver<Message>, pending: &AtomicU64) {
                 // only means the bytes are not kept.
                 let _ = shared.write(&job);
                 pending.fetch_sub(job.data.len() as u64, Ordering::AcqRel);
+            }
+            Message::Budget(budget) => {
+                // A folder that cannot be accounted for is still read;
+                // its writes will fail the same way and be dropped.
+                let _ = shared.set_budget(budget);
             }
             Message::Flush(done) => {
                 let _ = done.send(());
