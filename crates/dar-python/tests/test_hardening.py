@@ -3,6 +3,7 @@ a `dar.DarError` (never a crash of the interpreter), secrets stay out of
 messages, and old statistics of widened columns keep their rows."""
 
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -148,3 +149,34 @@ def test_a_cache_dir_inside_the_table_or_open_to_others_is_refused(tmp_path):
     del t
     assert (mine / "notes.txt").read_text() == "kept"
     assert (mine / "dar-cache-v2" / "DAR-CACHE").is_file()
+
+
+def test_cache_entries_replaced_by_fifos_links_or_sparse_files_are_never_read(tmp_path):
+    """A cache entry replaced by a FIFO, a link to /dev/zero or a huge
+    sparse file is skipped and fetched again: the scan neither hangs nor
+    reads it, and returns the uncached rows."""
+    import shutil
+
+    table = tmp_path / "t"
+    shutil.copytree(SAMPLE, table)
+    uncached = dar.Table(str(table)).scan().to_table()
+    for kind in ["fifo", "link", "sparse"]:
+        cache = tmp_path / f"cache-{kind}"
+        cache.mkdir(mode=0o700)
+        t = dar.Table(str(table), cache_dir=cache)
+        assert t.scan().to_table().equals(uncached)
+        del t
+        namespace = cache / "dar-cache-v2"
+        entries = [p for p in namespace.rglob("*") if p.is_file() and p.parent != namespace]
+        assert entries, kind
+        for entry in entries:
+            if kind == "fifo":
+                entry.unlink()
+                os.mkfifo(entry)
+            elif kind == "link":
+                entry.unlink()
+                entry.symlink_to("/dev/zero")
+            else:
+                os.truncate(entry, 1 << 40)
+        cached = dar.Table(str(table), cache_dir=cache).scan().to_table()
+        assert cached.equals(uncached), kind

@@ -228,3 +228,61 @@ fn a_recreated_table_and_a_rewritten_file_are_not_served_from_the_cache() {
     let rewritten = same_as_uncached("file rewritten in place");
     assert_ne!(rewritten, recreated);
 }
+
+/// Issue 33 item 3 through `dar`: cache entries replaced by a FIFO, a link
+/// to `/dev/zero` or a huge sparse file are skipped and fetched again,
+/// never waited on nor read whole: the run returns the uncached rows.
+#[test]
+fn fifos_links_and_sparse_files_in_the_cache_are_never_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = write_ids(dir.path(), 0);
+    let uncached = dar()
+        .args(["scan", &table, "--format", "csv"])
+        .assert()
+        .success();
+    for kind in ["fifo", "link to /dev/zero", "sparse"] {
+        let cache = tempfile::tempdir().unwrap();
+        scan(&table, cache.path(), "64").success();
+        let namespace = cache.path().join(dar_io::RangeCache::NAMESPACE);
+        // Entries live in the namespace's object folders (its own files,
+        // the marker, lock and usage record, at its top).
+        let entries: Vec<PathBuf> = dar_io::testing::files_under(&namespace)
+            .into_iter()
+            .filter(|p| p.parent() != Some(namespace.as_path()))
+            .collect();
+        assert!(!entries.is_empty(), "{kind}: the first run cached nothing");
+        for entry in &entries {
+            match kind {
+                "fifo" => {
+                    std::fs::remove_file(entry).unwrap();
+                    let made = std::process::Command::new("mkfifo")
+                        .arg(entry)
+                        .status()
+                        .unwrap();
+                    assert!(made.success());
+                }
+                "sparse" => std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(entry)
+                    .unwrap()
+                    .set_len(1 << 40)
+                    .unwrap(),
+                _ => {
+                    std::fs::remove_file(entry).unwrap();
+                    std::os::unix::fs::symlink("/dev/zero", entry).unwrap();
+                }
+            }
+        }
+        let cached = dar()
+            .args(["scan", &table, "--format", "csv", "--cache-dir"])
+            .arg(cache.path())
+            .timeout(std::time::Duration::from_secs(300))
+            .assert()
+            .success();
+        assert_eq!(
+            String::from_utf8_lossy(&cached.get_output().stdout),
+            String::from_utf8_lossy(&uncached.get_output().stdout),
+            "{kind}"
+        );
+    }
+}
