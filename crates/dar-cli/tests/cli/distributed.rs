@@ -737,3 +737,95 @@ fn workers_refuse_a_claimed_length_and_live_on() {
         );
     }
 }
+
+/// `dar sql --workers` on `tables` (`name=path`): CSV lines, sorted.
+fn on_workers(workers: &[Worker], query: &str, tables: &[String]) -> Vec<String> {
+    let mut command = dar();
+    command.args(["sql", query, "--format", "csv"]);
+    for t in tables {
+        command.args(["--table", t]);
+    }
+    let out = command
+        .args(["--workers", &addresses(workers)])
+        .assert()
+        .success();
+    sorted_lines(&out.get_output().stdout)
+}
+
+/// Issue 33 items 6, 7 and 10 on workers: statistics that lie (a negative
+/// `numRecords`, all NULL yet bounds, swapped bounds, ...) neither prune a
+/// worker's rows nor answer an aggregate, and widened floats whose bounds
+/// come from a checkpoint's `stats_parsed` keep their rows.
+#[test]
+fn workers_neither_prune_nor_answer_from_statistics_that_lie() {
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start()).collect();
+    for case in dar_testkit::BadStats::ALL {
+        let tmp = tempfile::tempdir().unwrap();
+        let truth = dar_testkit::write_bad_stats_table(tmp.path(), case).unwrap();
+        let table = [format!("t={}", arg(tmp.path()))];
+        let show = |v: Option<i64>| v.map_or(String::new(), |v| v.to_string());
+        assert_eq!(
+            on_workers(
+                &workers,
+                "SELECT count(*) AS n, count(x) AS c, min(x) AS lo, max(x) AS hi FROM t",
+                &table
+            ),
+            vec![
+                format!(
+                    "{},{},{},{}",
+                    truth.rows(),
+                    truth.non_null(),
+                    show(truth.min()),
+                    show(truth.max())
+                ),
+                "n,c,lo,hi".to_string(),
+            ],
+            "{case:?}"
+        );
+        // One scan per value, each pruned on its own.
+        let values: Vec<i64> = truth.values.iter().flatten().copied().collect();
+        let query = values
+            .iter()
+            .map(|x| format!("SELECT {x} AS v, count(*) AS n FROM t WHERE x = {x}"))
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        let mut want: Vec<String> = values
+            .iter()
+            .map(|x| format!("{x},{}", truth.equal_to(*x)))
+            .chain(["v,n".to_string()])
+            .collect();
+        want.sort();
+        want.dedup();
+        let mut got = on_workers(&workers, &query, &table);
+        got.dedup();
+        assert_eq!(got, want, "{case:?}");
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let options = dar_testkit::CheckpointOptions::default()
+        .with_stats_json(false)
+        .with_stats_parsed(true);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(dar_testkit::write_widened_float_table(
+            tmp.path(),
+            &options,
+            false,
+        ))
+        .unwrap();
+    let table = [format!("t={}", arg(tmp.path()))];
+    let (a, b) = (f64::from(0.7f32), f64::from(0.1f32));
+    assert_eq!(
+        on_workers(
+            &workers,
+            &format!(
+                "SELECT 'eq' AS q, count(*) AS n FROM t WHERE x = {a:?} \
+                 UNION ALL SELECT 'in', count(*) FROM t WHERE x IN ({a:?}, {b:?})"
+            ),
+            &table
+        ),
+        vec!["eq,1", "in,2", "q,n"]
+    );
+}
