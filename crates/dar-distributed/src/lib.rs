@@ -88,4 +88,4 @@ pub use planner::{coordinator_state, coordinator_state_with, unreachable_workers
 pub use stores::{ScanRecord, WorkerStores};
 pub use tls::{ServerTls, TlsCa};
 pub use wire::{ClientOptions, DEFAULT_MAX_MESSAGE_BYTES};
-pub use worker::{WorkerHandle, WorkerOptions, needs_token, serve, serve_with};
+pub use worker::{WorkerHandle, WorkerOptions, incoming, needs_token, serve, serve_with};

@@ -190,7 +190,7 @@ pub async fn serve_with(
     let address = listener.local_addr().map_err(Error::Listener)?;
     let stores = Arc::new(stores_for(address, &options));
     router(address, stores, &options)?
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await
         .map_err(|source| Error::Serve { address, source })
 }
@@ -238,7 +238,7 @@ impl WorkerHandle {
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             router
-                .serve_with_incoming_shutdown(TcpIncoming::from(listener), async {
+                .serve_with_incoming_shutdown(incoming(listener), async {
                     // A dropped sender stops the worker too.
                     let _ = stopped.await;
                 })
@@ -288,9 +288,29 @@ impl Drop for WorkerHandle {
     }
 }
 
+/// The connections a gRPC server of dar (a worker, `dar serve`) accepts
+/// on `listener`, with `TCP_NODELAY`: a reply's small frames (headers, the
+/// last batch, trailers) leave at once. With Nagle's algorithm on they
+/// waited for the client's delayed ACK, about 40 ms on every call.
+pub fn incoming(listener: TcpListener) -> TcpIncoming {
+    TcpIncoming::from(listener).with_nodelay(Some(true))
+}
+
 #[cfg(test)]
 mod tests {
+    use futures::StreamExt;
+
     use super::*;
+
+    #[tokio::test]
+    async fn accepted_connections_send_without_delay() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let mut accepted = incoming(listener);
+        let _client = tokio::net::TcpStream::connect(address).await.unwrap();
+        let stream = accepted.next().await.unwrap().unwrap();
+        assert!(stream.nodelay().unwrap());
+    }
 
     #[test]
     fn only_loopback_goes_without_a_token() {

@@ -60,7 +60,6 @@ use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::server::TcpIncoming;
 
 pub use config::{
     DEFAULT_MAX_CONCURRENT_QUERIES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_QUEUED_QUERIES,
@@ -228,7 +227,7 @@ impl Server {
         });
         let mut graceful = stopped.clone();
         let serving =
-            router.serve_with_incoming_shutdown(TcpIncoming::from(listener), async move {
+            router.serve_with_incoming_shutdown(dar_distributed::incoming(listener), async move {
                 let _ = graceful.wait_for(|s| *s).await;
             });
         let mut asked = stopped;
