@@ -252,10 +252,18 @@ def session_dar(spec):
     return query
 
 
-def session_duckdb(spec):
+def duckdb_attached(spec, pin=False):
+    """A DuckDB connection with the table ATTACHed as `t` (with
+    PIN_SNAPSHOT when `pin`: the snapshot read once, not per query)."""
     con = duckdb_connection(spec)
     uri = spec["uri"].replace("'", "''")
-    con.execute(f"ATTACH '{uri}' AS t (TYPE delta)")
+    options = "TYPE delta, PIN_SNAPSHOT" if pin else "TYPE delta"
+    con.execute(f"ATTACH '{uri}' AS t ({options})")
+    return con
+
+
+def session_duckdb(spec):
+    con = duckdb_attached(spec)
 
     def query():
         yield from con.execute(select_sql(spec, "t")).fetch_record_batch(BATCH_ROWS)
@@ -328,10 +336,13 @@ def main():
     print("RESULT " + json.dumps(result), file=sys.stderr)
 
 
-if __name__ == "__main__":
+def run_reporting(main):
+    """Runs `main`, then exits: 3 with one `ERROR ...` line on standard
+    error (the text the xtask reports the reader failing with) if it
+    raised, else 0."""
     try:
         main()
-    except Exception as e:  # the xtask reports the reader as failing with this text
+    except Exception as e:
         print("ERROR " + (type(e).__name__ + ": " + str(e)).replace("\n", " ")[:2000], file=sys.stderr)
         sys.stderr.flush()
         os._exit(3)
@@ -341,3 +352,7 @@ if __name__ == "__main__":
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+if __name__ == "__main__":
+    run_reporting(main)

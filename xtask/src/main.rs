@@ -8,6 +8,9 @@
 //!   measures dar against every peer and the floors, side by side, and
 //!   writes `runs.csv`, `summary.md`, SVG charts and `env.json` under
 //!   `target/bench/<timestamp>/`.
+//! * `cargo xtask bench --serve [--clients 1,4,16] [--storage local,s3-slow]`
+//!   loads `dar serve` with concurrent Flight SQL clients beside DuckDB and
+//!   deltalake (`serve.csv`, `serve.md`).
 //!
 //! The plan is `../shared/docs/benchmarks.md`; `docs/benchmarks.md` holds
 //! the latest full run.
@@ -87,6 +90,21 @@ enum Command {
         /// `<case>/second` (readers with one process per query sit out).
         #[arg(long)]
         session: bool,
+        /// `dar serve` under concurrent Flight SQL clients beside DuckDB
+        /// and deltalake with the same client threads (W3 and W5 by
+        /// default; local, s3 and s3-slow): queries per second and
+        /// p50/p95/p99 latency, in `serve.csv` and `serve.md`.
+        #[arg(long)]
+        serve: bool,
+        /// `--serve`: concurrent clients, one run each.
+        #[arg(long, value_delimiter = ',', default_value = "1,4,16")]
+        clients: Vec<usize>,
+        /// `--serve`: timed queries per client in a run.
+        #[arg(long, default_value_t = 20)]
+        serve_queries: usize,
+        /// `--serve`: the server's `--memory-limit`.
+        #[arg(long, default_value = "2GiB")]
+        serve_memory_limit: String,
     },
     /// Write `summary.md` and the charts again from `runs.csv` files.
     Report {
@@ -242,6 +260,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
             dar_bin,
             timeout_secs,
             session,
+            serve,
+            clients,
+            serve_queries,
+            serve_memory_limit,
         } => {
             let venv = venv::Venv::ensure(&venv::Venv::default_dir())?;
             let fixtures = fixtures.unwrap_or_else(|| fixtures::default_dir(scale));
@@ -260,10 +282,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
             if readers.iter().any(|r| r.needs_dar_module()) {
                 venv.install_dar_module()?;
             }
-            // Only the `dar-cli` and `dar-sql` readers run the binary.
-            let runs_cli = readers
-                .iter()
-                .any(|r| matches!(r, Reader::DarCli | Reader::DarSql));
+            // Only the `dar-cli` and `dar-sql` readers and `dar serve` run
+            // the binary.
+            let runs_cli = serve
+                || readers
+                    .iter()
+                    .any(|r| matches!(r, Reader::DarCli | Reader::DarSql));
             let ctx = RunContext {
                 xtask: std::env::current_exe().map_err(|e| e.to_string())?,
                 dar: bench::find_dar(dar_bin.as_deref(), runs_cli)?,
@@ -282,7 +306,16 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 out: out.unwrap_or_else(bench::default_out),
                 session,
             };
-            let dir = bench::run(&opts, &manifest, &ctx)?;
+            let dir = if serve {
+                let serve = bench::serve::ServeOptions {
+                    clients,
+                    queries: serve_queries.max(1),
+                    memory_limit: serve_memory_limit,
+                };
+                bench::serve::run(&opts, &serve, &manifest, &ctx)?
+            } else {
+                bench::run(&opts, &manifest, &ctx)?
+            };
             println!("{}", dir.display());
             Ok(ExitCode::SUCCESS)
         }

@@ -25,8 +25,9 @@ fn runs(csv: &str) -> (impl Fn(&str) -> usize + '_, Vec<Vec<&str>>) {
     (col, lines.map(|l| l.split(',').collect()).collect())
 }
 
-#[test]
-fn quick_bench_every_reader_returns_the_checked_result() {
+/// Runs `xtask bench ARGS --out DIR --dar-bin DAR` with the `dar` next to
+/// the xtask binary; returns the output folder.
+fn bench(args: &[&str]) -> tempfile::TempDir {
     let xtask = PathBuf::from(env!("CARGO_BIN_EXE_xtask"));
     let dar = xtask.with_file_name("dar");
     assert!(
@@ -36,24 +37,30 @@ fn quick_bench_every_reader_returns_the_checked_result() {
     );
     let out = tempfile::tempdir().unwrap();
     let status = Command::new(&xtask)
-        .args([
-            "bench",
-            "--scale",
-            "quick",
-            "--workloads",
-            "W5.grouped",
-            "--rounds",
-            "1",
-            "--storage",
-            "local,s3",
-        ])
+        .arg("bench")
+        .args(args)
         .arg("--out")
         .arg(out.path())
         .arg("--dar-bin")
         .arg(&dar)
         .status()
         .unwrap();
-    assert!(status.success(), "xtask bench failed: {status}");
+    assert!(status.success(), "xtask bench {args:?} failed: {status}");
+    out
+}
+
+#[test]
+fn quick_bench_every_reader_returns_the_checked_result() {
+    let out = bench(&[
+        "--scale",
+        "quick",
+        "--workloads",
+        "W5.grouped",
+        "--rounds",
+        "1",
+        "--storage",
+        "local,s3",
+    ]);
 
     let csv = std::fs::read_to_string(out.path().join("runs.csv")).unwrap();
     let (col, rows) = runs(&csv);
@@ -94,27 +101,19 @@ fn quick_bench_every_reader_returns_the_checked_result() {
 
 #[test]
 fn session_mode_times_a_first_and_a_second_query_on_one_opened_table() {
-    let xtask = PathBuf::from(env!("CARGO_BIN_EXE_xtask"));
-    let dar = xtask.with_file_name("dar");
-    let out = tempfile::tempdir().unwrap();
-    let status = Command::new(&xtask)
-        .args([
-            "bench",
-            "--scale",
-            "quick",
-            "--session",
-            "--workloads",
-            "W5.grouped",
-        ])
-        .args(["--rounds", "1", "--storage", "s3"])
-        .args(["--readers", "dar,dar-cli,dar-sql,delta-rs,polars,duckdb"])
-        .arg("--out")
-        .arg(out.path())
-        .arg("--dar-bin")
-        .arg(&dar)
-        .status()
-        .unwrap();
-    assert!(status.success(), "xtask bench --session failed: {status}");
+    let out = bench(&[
+        "--scale",
+        "quick",
+        "--session",
+        "--workloads",
+        "W5.grouped",
+        "--rounds",
+        "1",
+        "--storage",
+        "s3",
+        "--readers",
+        "dar,dar-cli,dar-sql,delta-rs,polars,duckdb",
+    ]);
     let csv = std::fs::read_to_string(out.path().join("runs.csv")).unwrap();
     let (col, rows) = runs(&csv);
     for reader in ["dar", "dar-sql", "delta-rs", "polars", "duckdb"] {
@@ -145,4 +144,53 @@ fn session_mode_times_a_first_and_a_second_query_on_one_opened_table() {
     let summary = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
     assert!(summary.contains("W5.grouped/second"), "{summary}");
     assert!(out.path().join("charts/s3-W5.grouped-second.svg").exists());
+}
+
+/// `--serve`: `dar serve` and the two peers, each with 1 and 2 concurrent
+/// clients, locally and over S3; every run returns the expected rows on
+/// every query (the clients check them) and reports its latencies.
+#[test]
+fn serve_mode_loads_dar_serve_and_the_peers_with_concurrent_clients() {
+    let out = bench(&[
+        "--scale",
+        "quick",
+        "--serve",
+        "--workloads",
+        "W3",
+        "--storage",
+        "local,s3",
+        "--clients",
+        "1,2",
+        "--serve-queries",
+        "2",
+    ]);
+    let csv = std::fs::read_to_string(out.path().join("serve.csv")).unwrap();
+    let (col, rows) = runs(&csv);
+    for storage in ["local", "s3"] {
+        for reader in ["dar-serve", "duckdb", "delta-rs"] {
+            for clients in [1usize, 2] {
+                let mine: Vec<&Vec<&str>> = rows
+                    .iter()
+                    .filter(|r| {
+                        r[col("storage")] == storage
+                            && r[col("reader")] == reader
+                            && r[col("clients")] == clients.to_string()
+                    })
+                    .collect();
+                assert_eq!(mine.len(), 1, "{storage} {reader} x{clients}: {mine:?}");
+                let r = mine[0];
+                assert_eq!(r[col("status")], "ok", "{r:?}");
+                assert_eq!(r[col("queries")], (clients * 2).to_string(), "{r:?}");
+                let p50: f64 = r[col("p50_ms")].parse().unwrap();
+                let p99: f64 = r[col("p99_ms")].parse().unwrap();
+                assert!(p50 > 0.0 && p99 >= p50, "{r:?}");
+            }
+        }
+    }
+    let summary = std::fs::read_to_string(out.path().join("serve.md")).unwrap();
+    assert!(summary.contains("### W3"), "{summary}");
+    assert!(summary.contains("Server peak RSS: "), "{summary}");
+    // The server logged each query it ran.
+    let log = std::fs::read_to_string(out.path().join("serve-local.log")).unwrap();
+    assert!(log.contains("\"outcome\":\"ok\""), "{log}");
 }

@@ -6,6 +6,7 @@ mod env;
 pub mod network_floor;
 mod report;
 mod scaling;
+pub mod serve;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
