@@ -107,23 +107,29 @@ async fn bind(what: &str, address: &str) -> Result<tokio::net::TcpListener, CliE
         .map_err(|e| serve_error(format!("cannot listen on {address} ({what}): {e}")))
 }
 
-/// Completes on Ctrl-C or SIGTERM.
-async fn stop_signal() {
+/// Completes on Ctrl-C or SIGTERM. The handlers are in place when this
+/// returns, not when the future is first polled: a signal sent as soon as
+/// `dar serve` says it listens must find them (it killed the process).
+fn stop_signal() -> impl Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        let term = signal(SignalKind::terminate());
+        let interrupt = signal(SignalKind::interrupt());
+        async move {
+            match (term, interrupt) {
+                (Ok(mut term), Ok(mut interrupt)) => {
+                    tokio::select! {
+                        _ = interrupt.recv() => {}
+                        _ = term.recv() => {}
+                    }
                 }
+                _ => super::scan::interrupted().await,
             }
-            Err(_) => super::scan::interrupted().await,
         }
     }
     #[cfg(not(unix))]
-    super::scan::interrupted().await;
+    super::scan::interrupted()
 }
 
 /// Runs `dar serve`.
@@ -185,6 +191,7 @@ pub async fn run(args: &ServeArgs, streams: &mut Streams<'_>) -> Result<(), CliE
         }
         None => None,
     };
+    let stopping = stop_signal();
     crate::commands::out!("text", streams.stdout, "listening on {address}")?;
     streams
         .stdout
@@ -192,7 +199,7 @@ pub async fn run(args: &ServeArgs, streams: &mut Streams<'_>) -> Result<(), CliE
         .map_err(|e| CliError::write("text", e))?;
     let mut flight_stopped = stopped;
     tokio::spawn(async move {
-        stop_signal().await;
+        stopping.await;
         let _ = stop.send(true);
     });
     let served = server

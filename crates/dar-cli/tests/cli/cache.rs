@@ -96,11 +96,13 @@ fn trimming_never_touches_what_the_cache_did_not_write() {
     let before = contents(cache.path());
     let outside_before = contents(outside.path());
     let first = scan(&table, cache.path(), "1").success();
-    std::os::unix::fs::symlink(
-        outside.path(),
-        cache.path().join(dar_io::RangeCache::NAMESPACE).join("cd"),
-    )
-    .unwrap();
+    // At a fan-out name (two hex digits) the first run did not take.
+    let namespace = cache.path().join(dar_io::RangeCache::NAMESPACE);
+    let free = (0..=255u8)
+        .map(|b| namespace.join(format!("{b:02x}")))
+        .find(|p| !p.exists())
+        .unwrap();
+    std::os::unix::fs::symlink(outside.path(), free).unwrap();
     for _ in 0..2 {
         let again = scan(&table, cache.path(), "1").success();
         assert_eq!(again.get_output().stdout, first.get_output().stdout);
