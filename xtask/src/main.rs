@@ -123,9 +123,13 @@ enum Command {
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
-        /// The `runs.csv` files.
+        /// The `runs.csv` files (with `--serve`: `serve.csv` files).
         #[arg(required = true)]
         runs: Vec<PathBuf>,
+        /// The runs are `cargo xtask bench --serve`'s: write `serve.md` and
+        /// its latency charts.
+        #[arg(long)]
+        serve: bool,
     },
     /// One measured read by dar or the floor (used by `bench`).
     #[command(hide = true)]
@@ -232,6 +236,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             fixtures,
             out,
             runs,
+            serve,
         } => {
             let fixtures = fixtures.unwrap_or_else(|| fixtures::default_dir(scale));
             let manifest = fixtures::Manifest::load(&fixtures)?;
@@ -245,7 +250,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 out: out.clone(),
                 session: false,
             };
-            bench::report(&opts, &manifest, &runs)?;
+            if serve {
+                bench::serve::report(&opts, &runs)?;
+            } else {
+                bench::report(&opts, &manifest, &runs)?;
+            }
             println!("{}", out.display());
             Ok(ExitCode::SUCCESS)
         }

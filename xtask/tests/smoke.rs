@@ -190,6 +190,10 @@ fn serve_mode_loads_dar_serve_and_the_peers_with_concurrent_clients() {
     let summary = std::fs::read_to_string(out.path().join("serve.md")).unwrap();
     assert!(summary.contains("### W3"), "{summary}");
     assert!(summary.contains("Server peak RSS: "), "{summary}");
+    for chart in ["serve-local-W3.svg", "serve-s3-W3.svg"] {
+        let svg = std::fs::read_to_string(out.path().join("charts").join(chart)).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("dar-serve"), "{chart}");
+    }
     // The server logged each query it ran.
     let log = std::fs::read_to_string(out.path().join("serve-local.log")).unwrap();
     assert!(log.contains("\"outcome\":\"ok\""), "{log}");

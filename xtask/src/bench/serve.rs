@@ -5,8 +5,9 @@
 //! deltalake (one `DeltaTable`, a `QueryBuilder` per thread). Each client
 //! runs the case's query once untimed, then all start together and run it
 //! back to back: queries per second and p50 / p95 / p99 latency of the warm
-//! query. Writes `serve.csv` and `serve.md` (with the server's CPU and peak
-//! RSS) into the output directory.
+//! query. Writes `serve.csv`, `serve.md` (with the server's CPU and peak
+//! RSS) and latency charts (`charts/serve-<storage>-<case>.svg`) into the
+//! output directory.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -345,6 +346,7 @@ pub fn run(
         summary(opts, serve, &runs, &servers),
     )
     .map_err(|e| e.to_string())?;
+    write_charts(&opts.out, &runs)?;
     Ok(opts.out.clone())
 }
 
@@ -511,4 +513,149 @@ fn summary(
         }
     }
     out
+}
+
+/// `<out>/charts/serve-<storage>-<case>.svg`: per reader, the p50 (solid)
+/// and p99 (dashed) latency of the warm query against the clients.
+fn write_charts(out: &Path, runs: &[ServeRun]) -> Result<(), String> {
+    use plotters::prelude::*;
+    let dir = out.join("charts");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut panels: Vec<(&str, &str)> = Vec::new();
+    for r in runs.iter().filter(|r| r.status == "ok") {
+        if !panels.contains(&(r.storage, r.case.as_str())) {
+            panels.push((r.storage, &r.case));
+        }
+    }
+    let colors = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+    ];
+    for (storage, case) in panels {
+        let path = dir.join(format!("serve-{storage}-{case}.svg"));
+        let mine: Vec<&ServeRun> = runs
+            .iter()
+            .filter(|r| r.status == "ok" && r.storage == storage && r.case == case)
+            .collect();
+        let top = mine.iter().map(|r| r.p99_ms).fold(1.0f64, f64::max) * 1.5;
+        let most = mine.iter().map(|r| r.clients).max().unwrap_or(1) as f64;
+        let draw = || -> Result<(), Box<dyn std::error::Error>> {
+            let root = SVGBackend::new(&path, (720, 420)).into_drawing_area();
+            root.fill(&WHITE)?;
+            let mut chart = ChartBuilder::on(&root)
+                .caption(
+                    format!("{case} on {storage}: warm latency (ms; p50 solid, p99 dashed)"),
+                    ("sans-serif", 17),
+                )
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d((0.9f64..most * 1.1).log_scale(), (0.1f64..top).log_scale())?;
+            chart
+                .configure_mesh()
+                .x_desc("concurrent clients")
+                .y_desc("ms")
+                .draw()?;
+            for (k, reader) in READERS.iter().enumerate() {
+                let points: Vec<&&ServeRun> = mine.iter().filter(|r| r.reader == *reader).collect();
+                if points.is_empty() {
+                    continue;
+                }
+                let color = colors[k % colors.len()];
+                let p50: Vec<(f64, f64)> = points
+                    .iter()
+                    .map(|r| (r.clients as f64, r.p50_ms.max(0.1)))
+                    .collect();
+                let p99: Vec<(f64, f64)> = points
+                    .iter()
+                    .map(|r| (r.clients as f64, r.p99_ms.max(0.1)))
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(p50, color.stroke_width(2)))?
+                    .label(*reader)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
+                chart.draw_series(DashedLineSeries::new(p99, 6, 4, color.stroke_width(2)))?;
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
+            root.present()?;
+            Ok(())
+        };
+        draw().map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// `cargo xtask report --serve`: `serve.md` and the charts again from the
+/// `serve.csv` of one or more runs (a run stopped early included; the
+/// server's peak RSS is not in the CSV).
+pub fn report(opts: &BenchOptions, inputs: &[PathBuf]) -> Result<(), String> {
+    let mut runs = Vec::new();
+    for path in inputs {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for line in text.lines().skip(1) {
+            runs.push(
+                parse_row(line).ok_or_else(|| format!("{}: bad row {line}", path.display()))?,
+            );
+        }
+    }
+    std::fs::create_dir_all(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
+    let servers: Vec<(Storage, Option<f64>)> = opts.storage.iter().map(|s| (*s, None)).collect();
+    let serve = ServeOptions {
+        clients: Vec::new(),
+        queries: runs
+            .iter()
+            .find(|r| r.status == "ok")
+            .map_or(0, |r| r.queries as usize / r.clients.max(1)),
+        memory_limit: "as the run set it".into(),
+    };
+    let serve = &serve;
+    std::fs::write(
+        opts.out.join("serve.md"),
+        summary(opts, serve, &runs, &servers),
+    )
+    .map_err(|e| e.to_string())?;
+    write_charts(&opts.out, &runs)
+}
+
+/// A row of `serve.csv` as [`write_csv`] writes it.
+fn parse_row(line: &str) -> Option<ServeRun> {
+    let (fields, note) = line.split_once(",\"")?;
+    let f: Vec<&str> = fields.split(',').collect();
+    let name = |s: &str, all: &[&'static str]| all.iter().copied().find(|a| *a == s);
+    let first = *f.first()?;
+    let storage = [
+        Storage::Local,
+        Storage::S3,
+        Storage::S3Slow,
+        Storage::Azure,
+        Storage::Gcs,
+    ]
+    .into_iter()
+    .map(Storage::name)
+    .find(|n| *n == first)?;
+    let num = |i: usize| f.get(i)?.parse::<f64>().ok();
+    Some(ServeRun {
+        storage,
+        case: f.get(1)?.to_string(),
+        reader: name(f.get(2)?, &READERS)?,
+        clients: f.get(3)?.parse().ok()?,
+        status: name(f.get(4)?, &["ok", "failed"])?,
+        queries: f.get(5)?.parse().ok()?,
+        qps: num(6)?,
+        p50_ms: num(7)?,
+        p95_ms: num(8)?,
+        p99_ms: num(9)?,
+        client_cpu_secs: num(10)?,
+        server_cpu_secs: num(11),
+        secs: num(12)?,
+        note: note.trim_end_matches('"').to_string(),
+    })
 }
