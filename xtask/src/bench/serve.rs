@@ -408,19 +408,12 @@ fn run_clients(
         }
         Some(Err(e)) => run.note = format!("bad result: {e}"),
         None => {
+            // As the reader runs report a failure: its ERROR line, else
+            // the exit status and the last lines it wrote.
             run.note = last("ERROR ").unwrap_or_else(|| {
-                format!(
-                    "exit {}: {}",
-                    out.status,
-                    stderr
-                        .chars()
-                        .rev()
-                        .take(500)
-                        .collect::<String>()
-                        .chars()
-                        .rev()
-                        .collect::<String>()
-                )
+                let lines: Vec<&str> = stderr.lines().collect();
+                let tail = &lines[lines.len().saturating_sub(5)..];
+                format!("exit {}: {}", out.status, tail.join(" | "))
             })
         }
     }
