@@ -13,6 +13,7 @@ use crate::class::ObjectClass;
 use crate::cost::CostParams;
 use crate::error::{Error, Result};
 use crate::identity::{ObjectId, ObjectVersion, store_tag};
+use crate::local::LocalFiles;
 use crate::metered::IoMetrics;
 use crate::metered::ranged_get;
 use crate::planner::plan_ranges;
@@ -46,6 +47,8 @@ pub(crate) struct Fetcher {
     pub(crate) store: Arc<dyn ObjectStore>,
     pub(crate) path: Path,
     pub(crate) cache: Option<CacheUse>,
+    /// Direct reads of the file, when the store is the local file system.
+    pub(crate) local: Option<LocalFiles>,
 }
 
 /// Bytes of an object as one request returned them: where they start, and
@@ -104,7 +107,16 @@ impl Fetcher {
             store,
             path,
             cache: None,
+            local: None,
         }
+    }
+
+    /// Reads planned fetches of the file with `local` (one blocking call
+    /// each) while no cache is attached; the cache needs the tags a
+    /// store's responses carry.
+    pub(crate) fn with_local(mut self, local: Option<LocalFiles>) -> Self {
+        self.local = local;
+        self
     }
 
     /// Reads through `cache` (keyed by `key`, counted in `metrics`).
@@ -325,12 +337,21 @@ impl Fetcher {
             },
             other => other,
         })?;
-        let fetched: Vec<(Bytes, Option<String>)> =
-            futures::stream::iter(plan.fetches.iter().cloned())
-                .map(|r| self.fetch_tagged(r, class))
-                .buffered(params.max_concurrency.max(1))
-                .try_collect()
-                .await?;
+        let fetched: Vec<(Bytes, Option<String>)> = match &self.local {
+            Some(local) if self.cache.is_none() => local
+                .read(&self.path, plan.fetches.clone(), class)
+                .await?
+                .into_iter()
+                .map(|b| (b, None))
+                .collect(),
+            _ => {
+                futures::stream::iter(plan.fetches.iter().cloned())
+                    .map(|r| self.fetch_tagged(r, class))
+                    .buffered(params.max_concurrency.max(1))
+                    .try_collect()
+                    .await?
+            }
+        };
         let buffers: Vec<Bytes> = fetched.iter().map(|(b, _)| b.clone()).collect();
         let assembled = plan.assemble(&buffers).map_err(|e| match e {
             Error::Truncated {

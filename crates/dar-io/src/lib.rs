@@ -54,6 +54,7 @@ mod footer_cache;
 mod footer_check;
 mod footer_types;
 mod identity;
+mod local;
 mod metered;
 mod options;
 mod planner;

@@ -43,6 +43,7 @@ struct Counters {
     classes: [ClassCounters; 6],
     lists: AtomicU64,
     writes: AtomicU64,
+    local_reads: AtomicU64,
     cache: CacheCounters,
 }
 
@@ -158,6 +159,9 @@ pub struct IoSnapshot {
     pub lists: u64,
     /// Put / copy / rename / delete calls.
     pub writes: u64,
+    /// Blocking calls that read local files directly, each every planned
+    /// fetch of one file (its requests are counted per class as well).
+    pub local_reads: u64,
     /// Byte-range cache hits and misses.
     pub cache: CacheCounts,
 }
@@ -190,6 +194,7 @@ impl IoSnapshot {
         }
         out.lists = out.lists.saturating_sub(earlier.lists);
         out.writes = out.writes.saturating_sub(earlier.writes);
+        out.local_reads = out.local_reads.saturating_sub(earlier.local_reads);
         out.cache = self.cache.since(&earlier.cache);
         out
     }
@@ -247,6 +252,7 @@ impl IoMetrics {
         }
         out.lists = self.inner.lists.load(Ordering::Relaxed);
         out.writes = self.inner.writes.load(Ordering::Relaxed);
+        out.local_reads = self.inner.local_reads.load(Ordering::Relaxed);
         let c = &self.inner.cache;
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         out.cache = CacheCounts {
@@ -301,15 +307,20 @@ impl IoMetrics {
         &self.inner.classes[class.index()]
     }
 
-    fn start_request(&self, class: ObjectClass) {
+    /// Counts one blocking call of direct local reads.
+    pub(crate) fn count_local_read(&self) {
+        self.inner.local_reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn start_request(&self, class: ObjectClass) {
         self.class(class).requests.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn error(&self, class: ObjectClass) {
+    pub(crate) fn error(&self, class: ObjectClass) {
         self.class(class).errors.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn finish(&self, class: ObjectClass, bytes: u64, ttfb: Duration, total: Duration) {
+    pub(crate) fn finish(&self, class: ObjectClass, bytes: u64, ttfb: Duration, total: Duration) {
         let c = self.class(class);
         c.bytes.fetch_add(bytes, Ordering::Relaxed);
         c.ttfb_nanos.fetch_add(nanos(ttfb), Ordering::Relaxed);

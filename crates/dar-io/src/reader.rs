@@ -220,6 +220,13 @@ impl ParquetReader {
         self
     }
 
+    /// Reads planned fetches directly from the local file system (see
+    /// [`crate::local`]).
+    pub(crate) fn with_local_files(mut self, local: Option<crate::local::LocalFiles>) -> Self {
+        self.fetcher = self.fetcher.with_local(local);
+        self
+    }
+
     /// The object's identity as far as it is known now.
     fn object_id(&mut self) -> ObjectId {
         let store = self.store_id.get_or_insert_with(StoreId::unique).clone();

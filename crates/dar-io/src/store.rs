@@ -26,6 +26,8 @@ use std::sync::Arc;
 use object_store::ObjectStore;
 use object_store::limit::LimitStore;
 use object_store::local::LocalFileSystem;
+
+use crate::local::LocalFiles;
 use object_store::memory::InMemory;
 use object_store::path::Path;
 use url::Url;
@@ -78,6 +80,8 @@ pub struct TableStore {
     cache: MetadataCache,
     range_cache: RangeCache,
     store_id: StoreId,
+    /// Direct reads, when the store is the local file system dar built.
+    local: Option<LocalFiles>,
 }
 
 impl fmt::Debug for TableStore {
@@ -172,6 +176,7 @@ impl TableStore {
         class: crate::ObjectClass,
     ) -> Result<Vec<bytes::Bytes>> {
         crate::fetch::Fetcher::new(Arc::clone(&self.store), path.clone())
+            .with_local(self.local.clone())
             .with_cache(Some(crate::fetch::CacheUse::new(
                 self.range_cache.clone(),
                 ObjectId::new(self.store_id.clone(), path.to_string()),
@@ -207,6 +212,7 @@ impl TableStore {
     /// this table's cache and cost model.
     pub fn parquet_reader(&self, path: Path, size: Option<u64>) -> crate::ParquetReader {
         crate::ParquetReader::new(Arc::clone(&self.store), path)
+            .with_local_files(self.local.clone())
             .with_size(size)
             .with_store_id(self.store_id.clone())
             .with_cache(Some(self.cache.clone()))
@@ -340,6 +346,8 @@ impl TableStoreBuilder {
     /// Parses the URI, builds and layers the store.
     pub fn build(self) -> Result<TableStore> {
         let location = parse_location(&self.uri)?;
+        let local = (location.backend == Backend::Local && self.store.is_none())
+            .then(|| LocalFiles::new(Arc::new(LocalFileSystem::new()), self.metrics.clone()));
         let (backend_store, built_id) = match self.store.clone() {
             Some(s) => (s, StoreId::unique()),
             None => self.backend_store(&location)?,
@@ -383,6 +391,7 @@ impl TableStoreBuilder {
             cache: self.cache,
             range_cache: RangeCache::default(),
             store_id,
+            local,
         }
         .with_range_cache(self.range_cache))
     }

@@ -298,3 +298,45 @@ async fn one_file_of_many_row_groups_decodes_on_two_threads_at_once() {
         .collect();
     assert_eq!(int64s(&collect(&plan).await, 0), want);
 }
+
+/// Every (file, row group) read of a local table: all its planned fetches
+/// in one direct call (the file opened once), each still counted as a
+/// request; the same rows as the same files through `LocalFileSystem`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_scan_reads_each_row_group_in_one_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, files) = write_wide_dv_table(dir.path()).await;
+    let uri = dir.path().join("t").to_str().unwrap().to_string();
+    let scan = |t: Table| async move {
+        let plan = t.scan().build().unwrap();
+        let batches = collect(&plan).await;
+        let mut ids = int64s(&batches, 1);
+        ids.sort_unstable();
+        (ids, plan.metrics().snapshot())
+    };
+
+    let (ids, m) = scan(Table::open(&uri).await.unwrap()).await;
+    let expected: Vec<i64> = (0..FILES * ROWS).filter(|i| i % ROWS != 5).collect();
+    assert_eq!(ids, expected);
+    let groups = FILES as u64 * (ROWS as u64 / ROW_GROUP as u64);
+    let requests = m.io.class(ObjectClass::PageData).requests;
+    // One call per row group, and at most one more per file (its page
+    // index) and one for the DV file.
+    assert!(
+        (groups..=groups + FILES as u64 + 1).contains(&m.io.local_reads),
+        "{} direct reads for {groups} row groups: {m:?}",
+        m.io.local_reads
+    );
+    assert!(requests >= groups, "{m:?}");
+    assert_eq!(files.len() as u64, m.files_read);
+
+    // A store the caller built is read through object_store as before.
+    let store = TableStore::builder(&uri)
+        .with_store(Arc::new(LocalFileSystem::new()))
+        .build()
+        .unwrap();
+    let t = Table::from_store(store, TableOptions::new()).await.unwrap();
+    let (through_store, m) = scan(t).await;
+    assert_eq!(through_store, expected);
+    assert_eq!(m.io.local_reads, 0, "{m:?}");
+}
