@@ -9,6 +9,7 @@
     reason = "tests"
 )]
 
+mod allocator;
 mod cache;
 mod changes;
 mod claims;
