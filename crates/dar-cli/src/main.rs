@@ -1,6 +1,6 @@
 //! The `dar` binary: see the `dar_cli` crate.
 
-/// jemalloc, one arena per CPU (`percpu_arena`, set at its build in
+/// jemalloc, two arenas (`narenas:2`, set at its build in
 /// `.cargo/config.toml`): a scan decompresses page after page into buffers
 /// of about a page each, which glibc's malloc handed back to the kernel
 /// and faulted in again (`cargo xtask bench`, W4 and W5 local).

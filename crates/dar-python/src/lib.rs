@@ -49,6 +49,15 @@ pub mod scan;
 pub mod stream;
 pub mod table;
 
+/// The module's allocator, as the `dar` binary's: jemalloc, two arenas
+/// (`.cargo/config.toml`), so that page buffers a scan frees are
+/// reused instead of handed back to the kernel and faulted in again. Its
+/// thread-local storage is set up on first use
+/// (`disable_initial_exec_tls`), as a module loaded by `dlopen` needs.
+#[cfg(all(target_os = "linux", not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// The module `dar`.
 #[pymodule]
 fn dar(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,4 +1,4 @@
-//! The binary's allocator: jemalloc with one arena per CPU, so that a
+//! The binary's allocator: jemalloc with two arenas, so that a
 //! scan's freed page buffers are reused rather than returned to the kernel
 //! and faulted in again (see `src/main.rs`).
 
@@ -6,7 +6,7 @@ use crate::{arg, dar, sample};
 
 #[cfg(all(target_os = "linux", not(target_env = "musl")))]
 #[test]
-fn the_binary_allocates_with_jemalloc_one_arena_per_cpu() {
+fn the_binary_allocates_with_jemalloc_and_two_arenas() {
     // jemalloc prints its statistics, options included, at exit when
     // asked through its (prefixed) environment variable; glibc's malloc
     // ignores it.
@@ -18,8 +18,30 @@ fn the_binary_allocates_with_jemalloc_one_arena_per_cpu() {
     assert!(out.status.success(), "{out:?}");
     let stats = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stats.contains("opt.percpu_arena: \"percpu\""),
-        "no jemalloc statistics with one arena per CPU: {}",
+        stats.contains("opt.narenas: 2\n"),
+        "no jemalloc statistics with two arenas: {}",
         &stats[..stats.len().min(2000)]
     );
+}
+
+/// Under an affinity mask (taskset, a container's cpuset) the allocator
+/// prints nothing: jemalloc's per-CPU arenas would warn on stderr there.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_allocator_is_silent_under_an_affinity_mask() {
+    let taskset = std::path::Path::new("/usr/bin/taskset");
+    if !taskset.exists() {
+        eprintln!("SKIPPED: no /usr/bin/taskset to run dar on one CPU");
+        return;
+    }
+    let dar = assert_cmd::cargo::cargo_bin("dar");
+    let out = std::process::Command::new(taskset)
+        .args(["-c", "0"])
+        .arg(dar)
+        .args(["scan", &arg(&sample()), "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!out.stdout.is_empty());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
