@@ -49,12 +49,13 @@ pub mod scan;
 pub mod stream;
 pub mod table;
 
-/// The module's allocator, as the `dar` binary's: jemalloc, two arenas
-/// (`.cargo/config.toml`), so that page buffers a scan frees are
-/// reused instead of handed back to the kernel and faulted in again. Its
-/// thread-local storage is set up on first use
-/// (`disable_initial_exec_tls`), as a module loaded by `dlopen` needs.
-#[cfg(all(target_os = "linux", not(target_env = "musl")))]
+/// The module's allocator (feature `jemalloc`, on in the wheel), as the
+/// `dar` binary's: jemalloc, two arenas (`.cargo/config.toml`), so that
+/// page buffers a scan frees are reused instead of handed back to the
+/// kernel and faulted in again. Its symbols are its own (prefixed: a
+/// module must not replace the process's malloc) and its thread-local
+/// storage is set up on first use, as a module loaded by `dlopen` needs.
+#[cfg(all(feature = "jemalloc", target_os = "linux", not(target_env = "musl")))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -8,10 +8,11 @@ use crate::{arg, dar, sample};
 #[test]
 fn the_binary_allocates_with_jemalloc_and_two_arenas() {
     // jemalloc prints its statistics, options included, at exit when
-    // asked through its (prefixed) environment variable; glibc's malloc
-    // ignores it.
+    // asked through its environment variable. The unprefixed name is read
+    // only when jemalloc is the process's malloc (C code's too); glibc's
+    // malloc ignores it.
     let out = dar()
-        .env("_RJEM_MALLOC_CONF", "stats_print:true")
+        .env("MALLOC_CONF", "stats_print:true")
         .args(["scan", &arg(&sample()), "--format", "null"])
         .output()
         .unwrap();
