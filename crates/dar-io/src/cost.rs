@@ -40,6 +40,13 @@ pub struct CostParams {
     pub max_amplification: f64,
     /// Never split a request into parts smaller than this.
     pub min_split_bytes: u64,
+    /// Server time per request that concurrency does not hide: a server
+    /// that handles one request at a time (a local emulator) costs this
+    /// for every request however many are in flight. Zero for stores that
+    /// serve requests side by side. A plan of `n` requests takes at least
+    /// `n` times this, and a gap is merged, past the amplification cap,
+    /// when fetching it costs less link time than this.
+    pub request_cost: Duration,
 }
 
 impl CostParams {
@@ -55,6 +62,7 @@ impl CostParams {
             max_concurrency: 10,
             max_amplification: 1.25,
             min_split_bytes: 8 * 1024 * 1024,
+            request_cost: Duration::ZERO,
         }
     }
 
@@ -69,6 +77,7 @@ impl CostParams {
             max_concurrency: 16,
             max_amplification: 1.25,
             min_split_bytes: 1024 * 1024,
+            request_cost: Duration::ZERO,
         }
     }
 
@@ -108,6 +117,20 @@ impl CostParams {
         self
     }
 
+    /// Sets the server time per request that concurrency does not hide.
+    pub fn with_request_cost(mut self, cost: Duration) -> Self {
+        self.request_cost = cost;
+        self
+    }
+
+    /// Bytes whose transfer takes less link time than one request's
+    /// server time ([`Self::request_cost`]): a gap this small is cheaper
+    /// fetched than saved by another request.
+    pub fn free_gap_bytes(&self) -> u64 {
+        let link = self.aggregate_bandwidth.unwrap_or(self.bandwidth).max(1.0);
+        (self.request_cost.as_secs_f64() * link) as u64
+    }
+
     /// Estimated time of one request of `bytes` bytes.
     pub fn request_time(&self, bytes: u64) -> f64 {
         self.request_latency.as_secs_f64() + bytes as f64 / self.bandwidth.max(1.0)
@@ -140,6 +163,8 @@ struct Samples {
     throughput: VecDeque<f64>,
     /// Transfer intervals (first byte to last byte) and their bytes.
     transfers: VecDeque<(Instant, Instant, u64)>,
+    /// Whole requests: issued, last byte received.
+    requests: VecDeque<(Instant, Instant)>,
 }
 
 impl Samples {
@@ -149,26 +174,60 @@ impl Samples {
         let mut spans: Vec<(Instant, Instant)> =
             self.transfers.iter().map(|(s, e, _)| (*s, *e)).collect();
         spans.sort_unstable();
-        let mut busy = Duration::ZERO;
-        let mut current: Option<(Instant, Instant)> = None;
-        for (s, e) in spans {
-            match &mut current {
-                Some((_, ce)) if s <= *ce => *ce = (*ce).max(e),
-                _ => {
-                    if let Some((cs, ce)) = current {
-                        busy += ce - cs;
-                    }
-                    current = Some((s, e));
-                }
-            }
-        }
-        if let Some((cs, ce)) = current {
-            busy += ce - cs;
-        }
+        let busy = union_length(&spans);
         let bytes: u64 = self.transfers.iter().map(|(_, _, b)| b).sum();
         (busy >= MIN_BUSY && bytes >= MIN_THROUGHPUT_SAMPLE_BYTES)
             .then(|| bytes as f64 / busy.as_secs_f64())
     }
+
+    /// The server time per request when the recent requests show a server
+    /// that serves one at a time: at least eight, on average at least
+    /// eight in flight, yet the second quickest took no longer than four
+    /// times the time during which any was in flight per request. By
+    /// Little's law requests in flight take that time times their
+    /// concurrency on average: side by side each takes about that average
+    /// (eight times it or more), while a one-at-a-time server answers the
+    /// first of a queue in one service time and the second in two. The
+    /// second, not the first: a run's first request also pays for what
+    /// starts with it (connections, threads).
+    fn serial_request_cost(&self) -> Option<Duration> {
+        let n = self.requests.len();
+        if n < 8 {
+            return None;
+        }
+        let mut spans: Vec<(Instant, Instant)> = self.requests.iter().copied().collect();
+        spans.sort_unstable();
+        let busy = union_length(&spans);
+        let mut durations: Vec<Duration> = spans.iter().map(|(s, e)| *e - *s).collect();
+        let summed: Duration = durations.iter().sum();
+        durations.sort_unstable();
+        let second = durations[1];
+        let per_request = busy / u32::try_from(n).unwrap_or(u32::MAX);
+        let overlapped = summed >= busy * 8;
+        (overlapped && !busy.is_zero() && per_request * 4 >= second)
+            .then(|| per_request.clamp(MIN_LATENCY, MAX_LATENCY))
+    }
+}
+
+/// The length of the union of `spans` (sorted by start).
+fn union_length(spans: &[(Instant, Instant)]) -> Duration {
+    let mut busy = Duration::ZERO;
+    let mut current: Option<(Instant, Instant)> = None;
+    for &(s, e) in spans {
+        match &mut current {
+            Some((_, ce)) if s <= *ce => *ce = (*ce).max(e),
+            _ => {
+                if let Some((cs, ce)) = current {
+                    busy += ce - cs;
+                }
+                current = Some((s, e));
+            }
+        }
+    }
+    if let Some((cs, ce)) = current {
+        busy += ce - cs;
+    }
+    busy
 }
 
 /// Receiving time below which an aggregate bandwidth is not trusted.
@@ -216,11 +275,17 @@ impl CostModel {
 
     /// Records one observed request.
     pub fn observe(&self, obs: Observation) {
+        self.observe_ending(obs, Instant::now());
+    }
+
+    /// Records one observed request whose last byte arrived at `end`.
+    fn observe_ending(&self, obs: Observation, end: Instant) {
         let Ok(mut s) = self.samples.lock() else {
             return;
         };
         push_bounded(&mut s.ttfb, obs.ttfb, self.window);
-        let end = Instant::now();
+        let issued = end.checked_sub(obs.total).unwrap_or(end);
+        push_bounded(&mut s.requests, (issued, end), self.window);
         let receiving = obs.total.saturating_sub(obs.ttfb);
         let start = end.checked_sub(receiving).unwrap_or(end);
         push_bounded(&mut s.transfers, (start, end, obs.bytes), self.window);
@@ -241,6 +306,12 @@ impl CostModel {
             let mut v: Vec<Duration> = s.ttfb.iter().copied().collect();
             v.sort_unstable();
             p.request_latency = v[v.len() / 2].clamp(MIN_LATENCY, MAX_LATENCY);
+            if let Some(cost) = s.serial_request_cost() {
+                // Queued behind each other, requests' times to first byte
+                // are mostly the queue: one alone waits one service time.
+                p.request_cost = p.request_cost.max(cost);
+                p.request_latency = p.request_latency.min(cost);
+            }
         }
         if s.throughput.len() >= self.min_samples {
             let mut v: Vec<f64> = s.throughput.iter().copied().collect();
@@ -470,5 +541,61 @@ mod tests {
         assert_eq!(got.len(), 8);
         assert_eq!(got[7].bytes, 10_000);
         assert_eq!(m.sample_counts().0, 8);
+    }
+
+    /// `n` requests all issued at `t0`, request `i` ending at
+    /// `t0 + ends(i)`, fed as observed then.
+    fn feed(m: &CostModel, n: u32, ends: impl Fn(u32) -> Duration) {
+        let t0 = Instant::now();
+        for i in 0..n {
+            let total = ends(i);
+            m.observe_ending(
+                Observation {
+                    bytes: 4096,
+                    ttfb: total,
+                    total,
+                },
+                t0 + total,
+            );
+        }
+    }
+
+    #[test]
+    fn a_server_that_serves_one_request_at_a_time_shows_its_request_cost() {
+        // 32 requests in flight at once, answered one after another, 1 ms
+        // each (a local emulator): every request waits for those before it.
+        let m = CostModel::new(CostParams::remote());
+        feed(&m, 32, |i| Duration::from_millis(u64::from(i) + 1));
+        let p = m.params();
+        assert_eq!(p.request_cost, Duration::from_millis(1), "{p:?}");
+        // Not the queue's median wait: one request alone waits 1 ms.
+        assert_eq!(p.request_latency, Duration::from_millis(1), "{p:?}");
+        // At 100 MB/s per request a gap under 100 kB is cheaper fetched.
+        assert_eq!(p.free_gap_bytes(), 100_000);
+    }
+
+    #[test]
+    fn servers_that_serve_requests_side_by_side_or_one_caller_show_none() {
+        // 32 requests in flight, all answered in about 50 ms: side by side.
+        let m = CostModel::new(CostParams::remote());
+        feed(&m, 32, |i| Duration::from_millis(50 + u64::from(i % 3)));
+        assert_eq!(m.params().request_cost, Duration::ZERO);
+        // Requests one after another (never two in flight): their time is
+        // latency, which the lanes already model.
+        let m = CostModel::new(CostParams::remote());
+        let t0 = Instant::now();
+        for i in 0..8u32 {
+            let total = Duration::from_millis(5);
+            m.observe_ending(
+                Observation {
+                    bytes: 4096,
+                    ttfb: total,
+                    total,
+                },
+                t0 + total * (i + 1),
+            );
+        }
+        assert_eq!(m.params().request_cost, Duration::ZERO);
+        assert_eq!(m.params().free_gap_bytes(), 0);
     }
 }

@@ -6,7 +6,8 @@
 //! `max_concurrency` requests run side by side, so a plan's time is the
 //! makespan of its requests over that many lanes (longest-first greedy
 //! assignment), and, when an aggregate bandwidth is set, at least
-//! `latency + total / aggregate_bandwidth`.
+//! `latency + total / aggregate_bandwidth`; against a server that serves
+//! one request at a time, at least `requests * request_cost`.
 //!
 //! Algorithm:
 //! 1. Drop empty ranges, sort, and union overlapping or touching ones into
@@ -15,9 +16,11 @@
 //!    costs the gap's bytes. For a fixed number `k` of merges the cheapest
 //!    choice in bytes is the `k` smallest gaps, so the search is over `k`
 //!    only: `k` runs from 0 up to the largest value whose fetched bytes stay
-//!    within `max_amplification * needed` (coarse-to-fine when there are
-//!    many gaps), and the `k` with the least estimated time wins (ties go to
-//!    fewer bytes).
+//!    within `max_amplification * needed` (gaps smaller than
+//!    [`CostParams::free_gap_bytes`] not counted: fetching them costs less
+//!    than one more request of a one-at-a-time server; coarse-to-fine when
+//!    there are many gaps), and the `k` with the least estimated time wins
+//!    (ties go to fewer bytes).
 //! 3. While lanes are idle, the request with the largest per-part size is
 //!    split into one more equal part (never below `min_split_bytes`) as long
 //!    as that lowers the estimate: one 8 MB GET at 20 MB/s is slower than
@@ -156,12 +159,17 @@ fn choose(segments: &[Range<u64>], needed: u64, params: &CostParams) -> Choice {
     order.sort_unstable_by_key(|&i| (gaps[i], i));
     let cap = params.max_amplification.max(1.0);
     let budget = ((needed as f64) * cap).floor() as u64;
+    // Gaps cheaper to fetch than a request of a server that serves one at
+    // a time costs are not held to the cap (they come first: smallest).
+    let free = params.free_gap_bytes();
     let mut kmax = 0;
     let mut fetched = needed;
     for &i in &order {
-        fetched = fetched.saturating_add(gaps[i]);
-        if fetched > budget {
-            break;
+        if gaps[i] > free {
+            fetched = fetched.saturating_add(gaps[i]);
+            if fetched > budget {
+                break;
+            }
         }
         kmax += 1;
     }
@@ -261,6 +269,7 @@ fn makespan(reqs: impl Iterator<Item = (u64, u64)>, params: &CostParams) -> f64 
     if times.is_empty() {
         return 0.0;
     }
+    let times_len = times.len();
     let lanes = params.max_concurrency.max(1);
     let span = if times.len() <= lanes {
         times.iter().copied().fold(0.0, f64::max)
@@ -274,6 +283,10 @@ fn makespan(reqs: impl Iterator<Item = (u64, u64)>, params: &CostParams) -> f64 
         }
         heap.into_iter().map(|Reverse(l)| l).max().unwrap_or(0) as f64 / 1e9
     };
+    // A server that serves one request at a time spends its request cost
+    // on each, whatever the lanes.
+    let served = times_len as f64 * params.request_cost.as_secs_f64();
+    let span = span.max(served);
     match params.aggregate_bandwidth {
         Some(bw) if bw > 0.0 => span.max(params.request_latency.as_secs_f64() + total as f64 / bw),
         _ => span,

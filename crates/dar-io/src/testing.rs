@@ -77,6 +77,9 @@ pub enum Fault {
 pub struct FaultStore<T> {
     inner: T,
     rendezvous: Option<Rendezvous>,
+    /// One request served at a time, each taking this long (a local
+    /// emulator's server time).
+    serial: Option<(tokio::sync::Mutex<()>, Duration)>,
     script: Mutex<VecDeque<Fault>>,
     injected: AtomicU64,
     calls: AtomicU64,
@@ -101,6 +104,7 @@ impl<T: ObjectStore> FaultStore<T> {
         Self {
             inner,
             rendezvous: None,
+            serial: None,
             script: Mutex::new(VecDeque::new()),
             injected: AtomicU64::new(0),
             calls: AtomicU64::new(0),
@@ -241,6 +245,13 @@ impl<T: ObjectStore> FaultStore<T> {
         s
     }
 
+    /// Serves one GET at a time, each after `per_request` of server time,
+    /// as a single-threaded emulator does: requests in flight queue.
+    pub fn with_serial_service(mut self, per_request: Duration) -> Self {
+        self.serial = Some((tokio::sync::Mutex::new(()), per_request));
+        self
+    }
+
     /// Whether the page rendezvous happened.
     pub fn rendezvous_met(&self) -> bool {
         self.rendezvous
@@ -285,7 +296,23 @@ impl<T: ObjectStore> FaultStore<T> {
         }
         let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.max_in_flight.fetch_max(now, Ordering::Relaxed);
-        let result = self.inject(location, options).await;
+        let result = match &self.serial {
+            Some((turn, per_request)) => {
+                let _turn = turn.lock().await;
+                tokio::time::sleep(*per_request).await;
+                match self.inject(location, options).await {
+                    // The body is sent within the turn.
+                    Ok(r) => body_of(r).await.map(|(mut empty, bytes)| {
+                        empty.payload = GetResultPayload::Stream(
+                            futures::stream::once(async { Ok(bytes) }).boxed(),
+                        );
+                        empty
+                    }),
+                    Err(e) => Err(e),
+                }
+            }
+            None => self.inject(location, options).await,
+        };
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         result
     }

@@ -282,3 +282,70 @@ fn in_the_latency_bound_regime_gaps_are_merged() {
     let p = plan_ranges(&needed, &params).unwrap();
     assert_eq!(p.fetches.len(), 1, "{:?}", p.fetches);
 }
+
+#[test]
+fn gaps_cheaper_than_a_serial_servers_request_are_merged_past_the_cap() {
+    // Ten 10 kB pages 40 kB apart: merging every gap reads 4.6x the needed
+    // bytes, far past the 1.25x cap.
+    let needed: Vec<Range<u64>> = (0..10)
+        .map(|i| i * 50 * KB..i * 50 * KB + 10 * KB)
+        .collect();
+    let fast_link = CostParams::remote()
+        .with_request_latency(Duration::from_millis(1))
+        .with_bandwidth(500e6)
+        .with_max_concurrency(64);
+    // A server that serves requests side by side: ten requests at once.
+    let p = plan_ranges(&needed, &fast_link).unwrap();
+    assert_eq!(p.fetches.len(), 10);
+    // One that serves one at a time, 1 ms each: a 40 kB gap costs 0.08 ms
+    // of link, a request 1 ms: one request.
+    let serial = fast_link.with_request_cost(Duration::from_millis(1));
+    let p = plan_ranges(&needed, &serial).unwrap();
+    assert_eq!(p.fetches, vec![0..460 * KB]);
+    assert!(p.estimated >= Duration::from_millis(1));
+    // Gaps dearer than a request stay within the cap.
+    let slow_link = serial.with_bandwidth(10e6);
+    let p = plan_ranges(&needed, &slow_link).unwrap();
+    assert!(bytes_of(&p) as f64 <= 100.0 * KB as f64 * 1.25, "{p:?}");
+}
+
+proptest! {
+    /// Whatever the request cost, every needed byte is in the plan and
+    /// the cap holds for every gap dearer than a request.
+    #[test]
+    fn plans_with_a_request_cost_cover_the_needed_bytes(
+        starts in proptest::collection::vec(0u64..1_000_000, 1..40),
+        len in 1u64..20_000,
+        cost_us in 0u64..5_000,
+    ) {
+        let needed: Vec<Range<u64>> = starts.iter().map(|&s| s..s + len).collect();
+        let params = CostParams::remote()
+            .with_request_latency(Duration::from_millis(1))
+            .with_bandwidth(200e6)
+            .with_max_concurrency(32)
+            .with_request_cost(Duration::from_micros(cost_us));
+        let plan = plan_ranges(&needed, &params).unwrap();
+        let buffers: Vec<Bytes> = plan
+            .fetches
+            .iter()
+            .map(|f| Bytes::from((f.start..f.end).map(|b| (b % 251) as u8).collect::<Vec<u8>>()))
+            .collect();
+        let got = plan.assemble(&buffers).unwrap();
+        for (r, b) in needed.iter().zip(&got) {
+            let want: Vec<u8> = (r.start..r.end).map(|b| (b % 251) as u8).collect();
+            prop_assert_eq!(b.as_ref(), &want[..]);
+        }
+        // What is fetched past the needed bytes is merged gaps: those
+        // cheaper than a request in full, the others within the cap.
+        let free = params.free_gap_bytes();
+        let unioned = union(&needed);
+        let needed_bytes: u64 = unioned.iter().map(|r| r.end - r.start).sum();
+        let free_gaps: u64 = unioned
+            .windows(2)
+            .map(|w| w[1].start - w[0].end)
+            .filter(|&g| g <= free)
+            .sum();
+        let cap = (needed_bytes as f64 * params.max_amplification).floor() as u64;
+        prop_assert!(plan.fetched_bytes() <= cap + free_gaps, "{plan:?}");
+    }
+}

@@ -99,3 +99,79 @@ async fn planner_keeps_ranges_exact_when_lanes_are_free() {
     assert_eq!(planned_bytes, exact_bytes);
     assert_eq!((planned, exact), (12, 24));
 }
+
+/// A 4 MiB object served by `store` (over `inner`), with the remote
+/// defaults a `TableStore` plans with (64 lanes).
+async fn store_over(inner: &InMemory, store: Arc<dyn ObjectStore>) -> TableStore {
+    let data: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
+    inner
+        .put(&object_store::path::Path::from("t/blob"), data.into())
+        .await
+        .unwrap();
+    TableStore::builder("memory://t")
+        .with_options(StorageOptions::new())
+        .with_store(store)
+        .with_cost_params(CostParams::remote().with_max_concurrency(64))
+        .build()
+        .unwrap()
+}
+
+/// GETs of one read of 24 ranges of 4 KiB, 60 KiB apart (the pages of
+/// a column, say), checked byte for byte.
+async fn scattered_read(table: &TableStore) -> u64 {
+    let before = table.metrics().snapshot();
+    let ranges: Vec<std::ops::Range<u64>> = (0..24u64)
+        .map(|i| i * 64 * 1024..i * 64 * 1024 + 4096)
+        .collect();
+    let got = table
+        .fetch_ranges(&table.child("blob"), &ranges, ObjectClass::PageData)
+        .await
+        .unwrap();
+    for (r, b) in ranges.iter().zip(&got) {
+        let want: Vec<u8> = (r.start..r.end).map(|i| (i % 251) as u8).collect();
+        assert_eq!(b.as_ref(), &want[..]);
+    }
+    table
+        .metrics()
+        .snapshot()
+        .since(&before)
+        .class(ObjectClass::PageData)
+        .requests
+}
+
+#[tokio::test]
+async fn a_server_that_serves_one_request_at_a_time_is_sent_fewer_larger_requests() {
+    // An emulator's server: 10 ms a request, one at a time (slow enough
+    // that a loaded test machine's scheduling is noise next to it). Its
+    // latency alone looks cheap next to 64 lanes; the queue is what costs.
+    let inner = InMemory::new();
+    let serial = Arc::new(
+        dar_io::testing::FaultStore::new(inner.clone())
+            .with_serial_service(Duration::from_millis(10)),
+    );
+    let table = store_over(&inner, serial).await;
+    assert_eq!(scattered_read(&table).await, 24, "one GET a range at first");
+    let learned = table.cost_model().params();
+    assert!(
+        learned.request_cost >= Duration::from_millis(5),
+        "{learned:?}"
+    );
+    // A 60 KiB gap costs 0.6 ms of a 100 MB/s link, a request 10 ms: the
+    // gaps are fetched, in a few requests side by side (the model knows
+    // no bandwidth of the server's, only its request cost).
+    let second = scattered_read(&table).await;
+    assert!(second <= 6, "{second} GETs with {learned:?}");
+
+    // A store that serves requests side by side, as slow per request:
+    // nothing to learn, the same 24 GETs every time.
+    let inner = InMemory::new();
+    let config = ThrottleConfig {
+        wait_get_per_call: Duration::from_millis(10),
+        ..Default::default()
+    };
+    let parallel = Arc::new(ThrottledStore::new(inner.clone(), config));
+    let table = store_over(&inner, parallel).await;
+    assert_eq!(scattered_read(&table).await, 24);
+    assert_eq!(table.cost_model().params().request_cost, Duration::ZERO);
+    assert_eq!(scattered_read(&table).await, 24);
+}
