@@ -6,9 +6,10 @@
 //!   open to last batch on its own task ([`crate::execution::readahead`]), so files
 //!   decode on every worker thread; batches come back in plan order (or
 //!   first-ready when unordered) under the read-ahead budget. When the
-//!   scan has fewer files than the runtime has threads, each file's row
-//!   groups are decoded in parts, each part on a task of its own, in order
-//!   (see [`crate::execution::stages::open`]).
+//!   scan has fewer files than the runtime has threads (on object
+//!   storage: than files in flight), each file's row groups are decoded in
+//!   parts, each part on a task of its own, in order (see
+//!   [`crate::execution::stages::open`]).
 //! - With a limit, files open and decode on the polling task, so I/O stops
 //!   at the limit; without a predicate one file at a time (the first files
 //!   meet the limit).
@@ -67,19 +68,28 @@ fn inline_files(ctx: &ScanContext, tasks: TaskStream, concurrency: usize) -> Bat
 }
 
 /// Into how many parts each of `files` files is decoded: more than one
-/// when fewer files than the current multi-thread runtime has threads, so
-/// that no thread sits idle.
-fn parts_per_file(files: usize) -> usize {
-    match tokio::runtime::Handle::try_current() {
+/// when there are fewer files than slots, so that no slot sits idle. On
+/// local disk the slots are the current multi-thread runtime's threads
+/// (decoding is the work). On object storage they are the files in
+/// flight (`in_flight`): a file's row groups read one after another cost
+/// a round trip each, so a few files of many row groups took as many
+/// round trips as row groups; in parts their reads overlap.
+fn parts_per_file(files: usize, in_flight: usize, remote: bool) -> usize {
+    let threads = match tokio::runtime::Handle::try_current() {
         Ok(rt) if rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            let threads = rt.metrics().num_workers();
-            if files > 0 && files < threads {
-                threads.div_ceil(files)
-            } else {
-                1
-            }
+            rt.metrics().num_workers()
         }
-        _ => 1,
+        _ => return 1,
+    };
+    let slots = if remote {
+        in_flight.max(threads)
+    } else {
+        threads
+    };
+    if files > 0 && files < slots {
+        slots.div_ceil(files)
+    } else {
+        1
     }
 }
 
@@ -113,7 +123,12 @@ fn spawned_files(
 
 /// Runs `tasks` with `ctx` as one stream (see the module doc).
 pub(crate) fn run(ctx: &ScanContext, tasks: Vec<ScanTask>) -> Batches {
-    let parts = parts_per_file(tasks.len());
+    let runtime = ctx.runtime();
+    let parts = parts_per_file(
+        tasks.len(),
+        runtime.files_in_flight(),
+        runtime.store.backend().is_remote(),
+    );
     run_tasks(
         ctx,
         futures::stream::iter(tasks.into_iter().map(Ok)).boxed(),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use arrow_array::{Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use dar_io::testing::{FaultStore, S3Server};
+use dar_io::testing::{Fault, FaultStore, S3Server};
 use dar_io::{CostParams, ObjectClass, TableStore};
 use dar_scan::{Table, TableOptions};
 use dar_testkit::{Codec, DvStorage, ParquetOptions, TableWriter};
@@ -339,4 +339,41 @@ async fn a_local_scan_reads_each_row_group_in_one_call() {
     let (through_store, m) = scan(t).await;
     assert_eq!(through_store, expected);
     assert_eq!(m.io.local_reads, 0, "{m:?}");
+}
+
+/// On object storage a file of a few row groups is read in parts, one a
+/// row group here, their page reads in flight at once: one file's row
+/// groups read one after another cost a round trip each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_files_row_groups_are_read_at_once() {
+    let memory = Arc::new(InMemory::new());
+    let mut w = x_writer(&memory, Some(40_000), false).await;
+    // One file of 1.3 MB (read by ranges, not whole), 4 row groups: more
+    // row groups than threads.
+    const N: i64 = 160_000;
+    w.append(&x_batch(0..N)).await.unwrap();
+    // Every read takes 100 ms, so reads issued together overlap.
+    let slow = Arc::new(
+        FaultStore::new(Arc::clone(&memory))
+            .with_faults((0..64).map(|_| Fault::Slow(Duration::from_millis(100)))),
+    );
+    // An s3:// table whose objects come from that store (no S3 request).
+    let store = TableStore::builder("s3://bucket/t")
+        .with_env(Vec::new())
+        .with_store(Arc::clone(&slow) as Arc<dyn ObjectStore>)
+        .build()
+        .unwrap();
+    assert!(store.backend().is_remote());
+    let t = Table::from_store(store, TableOptions::new()).await.unwrap();
+    let plan = t.scan().with_columns(["x"]).build().unwrap();
+    let batches = collect(&plan).await;
+    // Every row, in file order.
+    assert_eq!(int64s(&batches, 0), (0..N).collect::<Vec<_>>());
+    // The four row groups' reads in flight together: in one part per
+    // thread, two at most.
+    assert!(
+        slow.max_in_flight() >= 4,
+        "{} reads in flight at most",
+        slow.max_in_flight()
+    );
 }
