@@ -13,7 +13,12 @@
 //!   [`ObjectClass`] (log, checkpoint, footer, page data, DV, other).
 //! - [`plan_ranges`]: a pure range planner over a [`CostParams`] model;
 //!   [`fetch_ranges`] executes a plan for any object (e.g. DV files).
-//! - [`CostModel`]: per-backend defaults that learn from observed requests.
+//! - [`CostModel`]: per-backend defaults that learn from observed requests
+//!   (latency, bandwidth, and the request cost of a server that serves one
+//!   request at a time).
+//! - Local files: a plan's fetches of one file read in one blocking call
+//!   (`pread`s of an open file), metered as requests
+//!   ([`IoSnapshot::local_reads`]).
 //! - [`ParquetReader`]: a parquet `AsyncFileReader` with a one-request footer,
 //!   whole-object reads of small files, planned range reads and a shared
 //!   [`MetadataCache`], reading through a [`RangeCache`] of fetched byte
