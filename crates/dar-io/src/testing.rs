@@ -85,6 +85,8 @@ pub struct FaultStore<T> {
     calls: AtomicU64,
     in_flight: AtomicU64,
     max_in_flight: AtomicU64,
+    pages_in_flight: AtomicU64,
+    max_pages_in_flight: AtomicU64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -110,6 +112,8 @@ impl<T: ObjectStore> FaultStore<T> {
             calls: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             max_in_flight: AtomicU64::new(0),
+            pages_in_flight: AtomicU64::new(0),
+            max_pages_in_flight: AtomicU64::new(0),
         }
     }
 
@@ -140,6 +144,12 @@ impl<T: ObjectStore> FaultStore<T> {
     /// response headers are returned).
     pub fn max_in_flight(&self) -> u64 {
         self.max_in_flight.load(Ordering::Relaxed)
+    }
+
+    /// As [`Self::max_in_flight`], of the reads tagged
+    /// [`ObjectClass::PageData`] alone.
+    pub fn max_pages_in_flight(&self) -> u64 {
+        self.max_pages_in_flight.load(Ordering::Relaxed)
     }
 
     async fn inject(
@@ -296,6 +306,11 @@ impl<T: ObjectStore> FaultStore<T> {
         }
         let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         self.max_in_flight.fetch_max(now, Ordering::Relaxed);
+        let page = options.extensions.get::<ObjectClass>() == Some(&ObjectClass::PageData);
+        if page {
+            let now = self.pages_in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+            self.max_pages_in_flight.fetch_max(now, Ordering::Relaxed);
+        }
         let result = match &self.serial {
             Some((turn, per_request)) => {
                 let _turn = turn.lock().await;
@@ -314,6 +329,9 @@ impl<T: ObjectStore> FaultStore<T> {
             None => self.inject(location, options).await,
         };
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if page {
+            self.pages_in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
         result
     }
 }

@@ -189,6 +189,23 @@ impl FilterPlan {
     /// The rows of a decoded filter batch for which the conjuncts are
     /// `true`.
     pub(crate) fn evaluate(&self, batch: &RecordBatch) -> Result<BooleanArray, ArrowError> {
+        let mask = self.evaluate_uncounted(batch)?;
+        self.count(batch.num_rows(), mask.true_count());
+        Ok(mask)
+    }
+
+    /// Counts `rows` evaluated, of which `passed` passed, in the metrics.
+    pub(crate) fn count(&self, rows: usize, passed: usize) {
+        self.metrics.add_rows_filter_evaluated(rows as u64);
+        self.metrics
+            .add_rows_filtered((rows - passed.min(rows)) as u64);
+    }
+
+    /// [`Self::evaluate`] without counting the rows in the metrics.
+    pub(crate) fn evaluate_uncounted(
+        &self,
+        batch: &RecordBatch,
+    ) -> Result<BooleanArray, ArrowError> {
         let external = |e: ScanError| ArrowError::ExternalError(Box::new(e));
         let rows = batch.num_rows();
         let columns = self
@@ -204,11 +221,7 @@ impl FilterPlan {
             .predicate
             .evaluate(&logical)
             .map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
-        let mask = definitely_true(mask);
-        self.metrics.add_rows_filter_evaluated(rows as u64);
-        self.metrics
-            .add_rows_filtered((rows - mask.true_count()) as u64);
-        Ok(mask)
+        Ok(definitely_true(mask))
     }
 
     /// The projection mask of the filter's columns.

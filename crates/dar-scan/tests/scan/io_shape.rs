@@ -372,8 +372,96 @@ async fn a_remote_files_row_groups_are_read_at_once() {
     // The four row groups' reads in flight together: in one part per
     // thread, two at most.
     assert!(
-        slow.max_in_flight() >= 4,
-        "{} reads in flight at most",
-        slow.max_in_flight()
+        slow.max_pages_in_flight() >= 4,
+        "{} page reads in flight at most",
+        slow.max_pages_in_flight()
+    );
+}
+
+/// On object storage the row filter's steps fetch their columns in one
+/// round: conjuncts on `a` and on `b` (two steps) have both columns' pages
+/// requested together, where locally `b`'s wait for `a`'s to be decoded.
+/// The rows and the filter's counts are the same either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_row_filter_fetches_its_steps_columns_in_one_round() {
+    let memory = Arc::new(InMemory::new());
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", DataType::Int64, false),
+        Field::new("pad", DataType::Int64, false),
+        Field::new("b", DataType::Int64, false),
+    ]));
+    let mut w = TableWriter::builder(
+        Arc::clone(&memory) as Arc<dyn ObjectStore>,
+        Path::from("t"),
+        Arc::clone(&schema),
+    )
+    .with_parquet_options(
+        ParquetOptions::default()
+            .with_codec(Codec::Uncompressed)
+            .with_dictionary(false)
+            .with_page_rows(1000)
+            .with_page_index(true),
+    )
+    .create()
+    .await
+    .unwrap();
+    // One file of 4.8 MB: `pad` (1.6 MB of values) lies between `a` and
+    // `b`, so their pages are never one request.
+    const N: i64 = 200_000;
+    let pad = (0..N).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as i64));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..N)),
+            Arc::new(Int64Array::from_iter_values(pad)),
+            Arc::new(Int64Array::from_iter_values(0..N)),
+        ],
+    )
+    .unwrap();
+    w.append(&batch).await.unwrap();
+    let filter = "a >= 150500 AND a < 150510 AND b >= 150505";
+    let want: Vec<i64> = (150_505..150_510).collect();
+
+    // Every read takes 100 ms, so reads issued together overlap.
+    let slow = Arc::new(
+        FaultStore::new(Arc::clone(&memory))
+            .with_faults((0..64).map(|_| Fault::Slow(Duration::from_millis(100)))),
+    );
+    let store = TableStore::builder("s3://bucket/t")
+        .with_env(Vec::new())
+        .with_store(Arc::clone(&slow) as Arc<dyn ObjectStore>)
+        .build()
+        .unwrap();
+    let t = Table::from_store(store, TableOptions::new()).await.unwrap();
+    let plan = t
+        .scan()
+        .with_columns(["a"])
+        .with_predicate_sql(filter)
+        .build()
+        .unwrap();
+    assert_eq!(int64s(&collect(&plan).await, 0), want);
+    let remote = plan.metrics().snapshot();
+    assert_eq!(
+        slow.max_pages_in_flight(),
+        2,
+        "the steps' pages were fetched one round after the other: {remote:?}"
+    );
+
+    // Locally (memory:// is not remote), in steps: the same rows and
+    // counts.
+    let t = memory_table(Arc::clone(&memory) as Arc<dyn ObjectStore>).await;
+    let plan = t
+        .scan()
+        .with_columns(["a"])
+        .with_predicate_sql(filter)
+        .build()
+        .unwrap();
+    assert_eq!(int64s(&collect(&plan).await, 0), want);
+    let local = plan.metrics().snapshot();
+    assert_eq!(local.rows_output, remote.rows_output);
+    assert_eq!(
+        local.rows_filtered + local.rows_skipped_by_pages,
+        remote.rows_filtered + remote.rows_skipped_by_pages,
+        "{local:?} {remote:?}"
     );
 }

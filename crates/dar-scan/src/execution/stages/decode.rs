@@ -80,12 +80,15 @@ fn partition_constants(footer: &FooterRead, state: &ScanState) -> Result<Vec<Opt
     Ok(constants)
 }
 
-/// The decoding stream of one file.
+/// The decoding stream of one file; with `one_round` (object storage) the
+/// row filter's steps fetch their columns in one round
+/// ([`wide::row_filter`]).
 pub(crate) fn stream(
     footer: FooterRead,
     access: &FileAccess,
     state: &Arc<ScanState>,
     metrics: &ScanMetrics,
+    one_round: bool,
 ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
     let path = footer.file.task.object_path.as_str();
     let constants = partition_constants(&footer, state)?;
@@ -125,6 +128,7 @@ pub(crate) fn stream(
             selection: access.row_selection(),
             limit,
             batch_size: state.spec.batch_size,
+            one_round,
         })
     } else {
         let mut builder =
@@ -139,7 +143,7 @@ pub(crate) fn stream(
             builder = builder.with_limit(limit);
         }
         if !filters.is_empty() {
-            builder = builder.with_row_filter(wide::row_filter(&filters));
+            builder = builder.with_row_filter(wide::row_filter(&filters, one_round));
         }
         builder
             .build()

@@ -190,7 +190,8 @@ pub(crate) async fn open(ctx: ScanContext, task: ScanTask, parts: usize) -> Resu
     if parts > 1 && !footer.reader.holds_whole_object() {
         return decode_in_parts(&ctx, footer, &access, parts);
     }
-    decode::stream(footer, &access, ctx.state(), &running.metrics)
+    let one_round = ctx.runtime().store.backend().is_remote();
+    decode::stream(footer, &access, ctx.state(), &running.metrics, one_round)
 }
 
 /// The file's row groups split into `parts` runs of consecutive row groups,
@@ -215,6 +216,7 @@ fn decode_in_parts(
         })
         .collect();
     let pieces = split_access(access, &rows, parts);
+    let one_round = runtime.store.backend().is_remote();
     let path = footer.file.task.object_path.clone();
     // A reader of its own for every piece but the last, which takes the
     // file's.
@@ -226,7 +228,7 @@ fn decode_in_parts(
         .into_iter()
         .zip(&pieces)
         .map(|(part, piece)| {
-            let batches = decode::stream(part, piece, ctx.state(), &running.metrics)?;
+            let batches = decode::stream(part, piece, ctx.state(), &running.metrics, one_round)?;
             Ok(crate::execution::readahead::spawn_file(
                 path.clone(),
                 batches,

@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::{BooleanArray, RecordBatch};
 use bytes::{Buf, Bytes};
 use futures::stream::BoxStream;
 use futures::{StreamExt, stream};
@@ -49,8 +49,18 @@ pub(crate) fn leaves<'a>(
         .collect()
 }
 
-/// parquet's row filter of `filters`, one predicate per step, in order.
-pub(crate) fn row_filter(filters: &[(ProjectionMask, Arc<FilterPlan>)]) -> RowFilter {
+/// parquet's row filter of `filters`: one predicate per step, in order,
+/// or, with `one_round`, one predicate over all their columns. Each step
+/// fetches its columns' pages after the step before it has run: on
+/// object storage a round trip each, where the pages later steps skip
+/// are worth less than the round trips they cost.
+pub(crate) fn row_filter(
+    filters: &[(ProjectionMask, Arc<FilterPlan>)],
+    one_round: bool,
+) -> RowFilter {
+    if one_round && filters.len() > 1 {
+        return RowFilter::new(vec![one_step(filters)]);
+    }
     RowFilter::new(
         filters
             .iter()
@@ -63,6 +73,50 @@ pub(crate) fn row_filter(filters: &[(ProjectionMask, Arc<FilterPlan>)]) -> RowFi
             })
             .collect(),
     )
+}
+
+/// The steps of `filters` as one predicate: the union of their columns
+/// decoded at once, each step evaluated on its own columns (in the order
+/// of the union: ascending roots), the rows that pass all of them kept,
+/// counted once in the metrics.
+fn one_step(
+    filters: &[(ProjectionMask, Arc<FilterPlan>)],
+) -> Box<dyn parquet::arrow::arrow_reader::ArrowPredicate> {
+    let mut mask = filters[0].0.clone();
+    for (m, _) in &filters[1..] {
+        mask.union(m);
+    }
+    let mut roots: Vec<usize> = filters
+        .iter()
+        .flat_map(|(_, f)| f.mask_roots.iter().copied())
+        .collect();
+    roots.sort_unstable();
+    roots.dedup();
+    let steps: Vec<(Vec<usize>, Arc<FilterPlan>)> = filters
+        .iter()
+        .map(|(_, f)| {
+            let columns = f
+                .mask_roots
+                .iter()
+                .map(|r| roots.binary_search(r).unwrap_or_default())
+                .collect();
+            (columns, Arc::clone(f))
+        })
+        .collect();
+    Box::new(ArrowPredicateFn::new(mask, move |batch: RecordBatch| {
+        let mut passed: Option<BooleanArray> = None;
+        for (columns, filter) in &steps {
+            let step = filter.evaluate_uncounted(&batch.project(columns)?)?;
+            passed = Some(match passed {
+                None => step,
+                // Neither has nulls (`definitely_true`).
+                Some(p) => BooleanArray::new(p.values() & step.values(), None),
+            });
+        }
+        let passed = passed.unwrap_or_else(|| BooleanArray::from(vec![true; batch.num_rows()]));
+        steps[0].1.count(batch.num_rows(), passed.true_count());
+        Ok(passed)
+    }))
 }
 
 /// What the synchronous reader of each row group is built with.
@@ -85,6 +139,8 @@ pub(crate) struct WideRead<R> {
     pub limit: Option<usize>,
     /// Rows per batch.
     pub batch_size: usize,
+    /// The filter's steps as one ([`row_filter`]).
+    pub one_round: bool,
 }
 
 /// State between batches: the row group being decoded and what is left.
@@ -166,7 +222,7 @@ async fn row_group<R: AsyncFileReader>(
         builder = builder.with_limit(limit);
     }
     if !read.filters.is_empty() {
-        builder = builder.with_row_filter(row_filter(&read.filters));
+        builder = builder.with_row_filter(row_filter(&read.filters, read.one_round));
     }
     builder.build()
 }
