@@ -54,8 +54,29 @@ def _kind(dtype):
     return None
 
 
+# Integer types a signed or unsigned integer column widens to without
+# loss, as Polars casts a column to its literal's type (`IN (1)` in SQL
+# is Int64 against an Int32 column).
+_WIDER = {
+    "Int16": {"Int8", "UInt8"},
+    "Int32": {"Int8", "Int16", "UInt8", "UInt16"},
+    "Int64": {"Int8", "Int16", "Int32", "UInt8", "UInt16", "UInt32"},
+}
+
+
 def _column(node, schema):
-    """`(sql name, kind)` of a top-level column node, or None."""
+    """`(sql name, kind)` of a top-level column node (or of a lossless
+    widening cast of an integer column), or None."""
+    if isinstance(node, dict) and set(node) == {"Cast"}:
+        cast = node["Cast"]
+        inner = cast.get("expr") if isinstance(cast, dict) else None
+        target = cast.get("dtype", {}).get("Literal") if isinstance(cast, dict) else None
+        if not isinstance(inner, dict) or set(inner) != {"Column"} or inner["Column"] not in schema:
+            return None
+        source = str(schema[inner["Column"]])
+        if source == target or source in _WIDER.get(target, ()):
+            return _column(inner, schema)
+        return None
     if not isinstance(node, dict) or set(node) != {"Column"}:
         return None
     name = node["Column"]
@@ -117,9 +138,18 @@ def _list_literal(node, kind):
     """The SQL items of a literal list (`is_in`), or None."""
     import polars as pl
 
+    # `is_in([...])` holds its list as a list scalar; SQL's `IN (...)`
+    # (`pl.sql_expr`) as a series of one list.
     try:
-        raw = node["Literal"]["Scalar"]["List"]
-        values = pl.read_ipc_stream(io.BytesIO(bytes(raw))).to_series().to_list()
+        literal = node["Literal"]
+        if "Series" in literal:
+            outer = pl.read_ipc_stream(io.BytesIO(bytes(literal["Series"]))).to_series().to_list()
+            if len(outer) != 1 or not isinstance(outer[0], list):
+                return None
+            values = outer[0]
+        else:
+            raw = literal["Scalar"]["List"]
+            values = pl.read_ipc_stream(io.BytesIO(bytes(raw))).to_series().to_list()
     except Exception:
         return None
     items = []
@@ -194,8 +224,9 @@ def _convert(node, schema):
             quoted = name if _IDENT.match(name) else '"' + name.replace('"', '""') + '"'
             neg = " NOT" if function["Boolean"] == "IsNotNull" else ""
             return f"{quoted} IS{neg} NULL", True
-        if isinstance(function, dict) and "Boolean" in function and len(inputs) == 2:
-            b = function["Boolean"]
+        # `is_in` is a boolean function; SQL's `IN` (`pl.sql_expr`) one of its own.
+        if isinstance(function, dict) and ("Boolean" in function or "Sql" in function) and len(inputs) == 2:
+            b = function.get("Boolean", function.get("Sql"))
             if isinstance(b, dict) and "IsIn" in b and not b["IsIn"].get("nulls_equal", False):
                 col = _column(inputs[0], schema)
                 if col is None:

@@ -132,6 +132,24 @@ def test_tables_scan_delta_cannot_read(testdata):
         assert dp.last_pushdown["filter"] == sql, name
 
 
+def test_sql_in_lists_push_down_through_polars_casts():
+    # Polars' optimizer casts an Int32 column to the Int64 of SQL's
+    # `IN (...)` list before handing the predicate over; the widening is
+    # lossless, so the whole filter still goes to dar's scan.
+    t = str(SAMPLE)
+    for sql_text, pushed in [
+        ("passengers IN (1, 2)", ["passengers IN (1, 2)"]),
+        ("vendor = 'Northwind' AND passengers IN (2)", ["passengers IN (2)", "vendor = 'Northwind'"]),
+    ]:
+        got = dar.scan_polars(t).filter(pl.sql_expr(sql_text)).collect()
+        # Polars may reorder the conjuncts: each is pushed, and all of them.
+        assert all(p in dp.last_pushdown["filter"] for p in pushed), dp.last_pushdown
+        assert dp.last_pushdown["exact"] is True
+        want = pl.from_arrow(dar.Table(t).scan(filter=sql_text).to_table())
+        assert got.height > 0, sql_text
+        assert rows(got) == rows(want), sql_text
+
+
 def test_converted_filters():
     schema = pl.Schema(
         {
@@ -168,6 +186,12 @@ def test_converted_filters():
         (pl.col("s").str.starts_with("a%"), None, False),
         (pl.col("i").is_in([1, None]), None, False),
         (pl.col("nope") > 1, None, False),
+        # SQL's IN (`pl.sql_expr`, as a user of `pl.SQLContext` writes it)
+        # holds its list as a series: the same filter as `is_in`.
+        (pl.sql_expr("i IN (1)"), "i IN (1)", True),
+        (pl.sql_expr("s IN ('a', 'it''s')"), "s IN ('a', 'it''s')", True),
+        (pl.sql_expr("i IN (1, 2) AND s = 'a'"), "(i IN (1, 2)) AND (s = 'a')", True),
+        (pl.sql_expr("i NOT IN (1, 2)"), "NOT (i IN (1, 2))", True),
     ]
     for expr, sql, exact in cases:
         assert dp.to_filter(expr, schema) == (sql, exact), expr
