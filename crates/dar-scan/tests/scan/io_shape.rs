@@ -341,6 +341,39 @@ async fn a_local_scan_reads_each_row_group_in_one_call() {
     assert_eq!(m.io.local_reads, 0, "{m:?}");
 }
 
+/// An `s3://` table whose objects come from `memory` (no S3 request)
+/// through a store where every read takes 100 ms, so that reads issued
+/// together overlap; the store, to count them.
+async fn slow_remote_table(memory: &Arc<InMemory>) -> (Arc<FaultStore<Arc<InMemory>>>, Table) {
+    let slow = Arc::new(
+        FaultStore::new(Arc::clone(memory))
+            .with_faults((0..64).map(|_| Fault::Slow(Duration::from_millis(100)))),
+    );
+    let store = TableStore::builder("s3://bucket/t")
+        .with_env(Vec::new())
+        .with_store(Arc::clone(&slow) as Arc<dyn ObjectStore>)
+        .build()
+        .unwrap();
+    assert!(store.backend().is_remote());
+    (
+        slow,
+        Table::from_store(store, TableOptions::new()).await.unwrap(),
+    )
+}
+
+/// The `a` values of the rows of `t` that `filter` keeps, in file order,
+/// and the scan's metrics.
+async fn a_where(t: &Table, filter: &str) -> (Vec<i64>, dar_scan::MetricsSnapshot) {
+    let plan = t
+        .scan()
+        .with_columns(["a"])
+        .with_predicate_sql(filter)
+        .build()
+        .unwrap();
+    let rows = int64s(&collect(&plan).await, 0);
+    (rows, plan.metrics().snapshot())
+}
+
 /// On object storage a file of a few row groups is read in parts, one a
 /// row group here, their page reads in flight at once: one file's row
 /// groups read one after another cost a round trip each.
@@ -352,19 +385,7 @@ async fn a_remote_files_row_groups_are_read_at_once() {
     // row groups than threads.
     const N: i64 = 160_000;
     w.append(&x_batch(0..N)).await.unwrap();
-    // Every read takes 100 ms, so reads issued together overlap.
-    let slow = Arc::new(
-        FaultStore::new(Arc::clone(&memory))
-            .with_faults((0..64).map(|_| Fault::Slow(Duration::from_millis(100)))),
-    );
-    // An s3:// table whose objects come from that store (no S3 request).
-    let store = TableStore::builder("s3://bucket/t")
-        .with_env(Vec::new())
-        .with_store(Arc::clone(&slow) as Arc<dyn ObjectStore>)
-        .build()
-        .unwrap();
-    assert!(store.backend().is_remote());
-    let t = Table::from_store(store, TableOptions::new()).await.unwrap();
+    let (slow, t) = slow_remote_table(&memory).await;
     let plan = t.scan().with_columns(["x"]).build().unwrap();
     let batches = collect(&plan).await;
     // Every row, in file order.
@@ -422,25 +443,9 @@ async fn a_remote_row_filter_fetches_its_steps_columns_in_one_round() {
     let filter = "a >= 150500 AND a < 150510 AND b >= 150505";
     let want: Vec<i64> = (150_505..150_510).collect();
 
-    // Every read takes 100 ms, so reads issued together overlap.
-    let slow = Arc::new(
-        FaultStore::new(Arc::clone(&memory))
-            .with_faults((0..64).map(|_| Fault::Slow(Duration::from_millis(100)))),
-    );
-    let store = TableStore::builder("s3://bucket/t")
-        .with_env(Vec::new())
-        .with_store(Arc::clone(&slow) as Arc<dyn ObjectStore>)
-        .build()
-        .unwrap();
-    let t = Table::from_store(store, TableOptions::new()).await.unwrap();
-    let plan = t
-        .scan()
-        .with_columns(["a"])
-        .with_predicate_sql(filter)
-        .build()
-        .unwrap();
-    assert_eq!(int64s(&collect(&plan).await, 0), want);
-    let remote = plan.metrics().snapshot();
+    let (slow, t) = slow_remote_table(&memory).await;
+    let (rows, remote) = a_where(&t, filter).await;
+    assert_eq!(rows, want);
     assert_eq!(
         slow.max_pages_in_flight(),
         2,
@@ -450,14 +455,8 @@ async fn a_remote_row_filter_fetches_its_steps_columns_in_one_round() {
     // Locally (memory:// is not remote), in steps: the same rows and
     // counts.
     let t = memory_table(Arc::clone(&memory) as Arc<dyn ObjectStore>).await;
-    let plan = t
-        .scan()
-        .with_columns(["a"])
-        .with_predicate_sql(filter)
-        .build()
-        .unwrap();
-    assert_eq!(int64s(&collect(&plan).await, 0), want);
-    let local = plan.metrics().snapshot();
+    let (rows, local) = a_where(&t, filter).await;
+    assert_eq!(rows, want);
     assert_eq!(local.rows_output, remote.rows_output);
     assert_eq!(
         local.rows_filtered + local.rows_skipped_by_pages,

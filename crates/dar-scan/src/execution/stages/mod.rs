@@ -186,11 +186,17 @@ pub(crate) async fn open(ctx: ScanContext, task: ScanTask, parts: usize) -> Resu
     if access.row_groups.is_empty() {
         return Ok(futures::stream::empty().boxed());
     }
+    // The row filter's steps fetch in one round from the file's own store
+    // when it is object storage (a round trip a step otherwise).
+    let one_round = ctx
+        .runtime()
+        .store_for(&footer.file.task)?
+        .backend()
+        .is_remote();
     let parts = parts.min(access.row_groups.len());
     if parts > 1 && !footer.reader.holds_whole_object() {
-        return decode_in_parts(&ctx, footer, &access, parts);
+        return decode_in_parts(&ctx, footer, &access, parts, one_round);
     }
-    let one_round = ctx.runtime().store.backend().is_remote();
     decode::stream(footer, &access, ctx.state(), &running.metrics, one_round)
 }
 
@@ -202,6 +208,7 @@ fn decode_in_parts(
     footer: FooterRead,
     access: &FileAccess,
     parts: usize,
+    one_round: bool,
 ) -> Result<Batches> {
     let (_, runtime, running) = ctx.parts();
     let rows: Vec<u64> = access
@@ -216,7 +223,6 @@ fn decode_in_parts(
         })
         .collect();
     let pieces = split_access(access, &rows, parts);
-    let one_round = runtime.store.backend().is_remote();
     let path = footer.file.task.object_path.clone();
     // A reader of its own for every piece but the last, which takes the
     // file's.

@@ -104,16 +104,14 @@ fn one_step(
         })
         .collect();
     Box::new(ArrowPredicateFn::new(mask, move |batch: RecordBatch| {
-        let mut passed: Option<BooleanArray> = None;
-        for (columns, filter) in &steps {
-            let step = filter.evaluate_uncounted(&batch.project(columns)?)?;
-            passed = Some(match passed {
-                None => step,
-                // Neither has nulls (`definitely_true`).
-                Some(p) => BooleanArray::new(p.values() & step.values(), None),
-            });
+        let step = |(columns, filter): &(Vec<usize>, Arc<FilterPlan>)| {
+            filter.evaluate_uncounted(&batch.project(columns)?)
+        };
+        let mut passed = step(&steps[0])?;
+        for s in &steps[1..] {
+            // Neither has nulls (`definitely_true`).
+            passed = BooleanArray::new(passed.values() & step(s)?.values(), None);
         }
-        let passed = passed.unwrap_or_else(|| BooleanArray::from(vec![true; batch.num_rows()]));
         steps[0].1.count(batch.num_rows(), passed.true_count());
         Ok(passed)
     }))
