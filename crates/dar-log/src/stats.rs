@@ -45,9 +45,9 @@
 //! # Ok::<(), dar_log::error::LogError>(())
 //! ```
 
-mod counts;
 mod json;
 mod parsed;
+mod scan;
 mod trust;
 
 use std::sync::Arc;
@@ -55,7 +55,6 @@ use std::sync::Arc;
 use arrow_array::builder::{ArrayBuilder, BooleanBuilder, Int64Builder};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, StringArray, StructArray};
-use serde_json::value::RawValue;
 
 use crate::error::{LogError, Result};
 use crate::scalar::{ScalarBuilder, parse_integer};
@@ -268,37 +267,25 @@ impl StatsBuilder {
             self.push_absent();
             return;
         };
-        if self.columns.is_empty() {
-            // Counts only (opening a table): one validating byte scan.
-            match counts::scan(text) {
-                Some(counts::Scan::Counts {
-                    num_records,
-                    tight_bounds,
-                }) => {
-                    self.push_counts(num_records, tight_bounds);
-                    return;
-                }
-                Some(counts::Scan::Malformed) => {
-                    self.malformed += 1;
-                    self.push_absent();
-                    return;
-                }
-                None => {}
-            }
-        }
-        let raw = match json::parse(&self.trie, self.columns.len(), text) {
-            Ok(raw) => raw,
-            Err(_) => {
+        let n = self.columns.len();
+        // One validating byte scan; serde decides what it leaves.
+        let raw = match scan::scan(&self.trie, n, text) {
+            Some(scan::Scan::Stats(raw)) => raw,
+            Some(scan::Scan::Malformed) => {
                 self.malformed += 1;
                 self.push_absent();
                 return;
             }
+            None => match json::parse(&self.trie, n, text) {
+                Ok(raw) => raw,
+                Err(_) => {
+                    self.malformed += 1;
+                    self.push_absent();
+                    return;
+                }
+            },
         };
-        self.push_counts(
-            raw.num_records.map(RawValue::get),
-            raw.tight_bounds.map(RawValue::get),
-        );
-        let n = self.columns.len();
+        self.push_counts(raw.num_records, raw.tight_bounds);
         for col in 0..n {
             let mut bad = 0;
             if let Some(kind) = self.kinds[col] {
@@ -315,11 +302,8 @@ impl StatsBuilder {
                 }
             }
             let null_count = raw.slots[2 * n + col];
-            let parsed = null_count.and_then(|r| parse_integer::<i64>(r.get()));
-            if null_count.is_some()
-                && parsed.is_none()
-                && null_count.map(RawValue::get) != Some("null")
-            {
+            let parsed = null_count.and_then(parse_integer::<i64>);
+            if null_count.is_some() && parsed.is_none() && null_count != Some("null") {
                 bad += 1;
             }
             self.null_counts[col].append_option(parsed);
@@ -581,15 +565,14 @@ fn internal_type(column: &str, expected: &str, found: &arrow_schema::DataType) -
 fn append_stat(
     builder: &mut ScalarBuilder,
     kind: PrimitiveType,
-    raw: Option<&RawValue>,
+    raw: Option<&str>,
     scratch: &mut String,
 ) -> bool {
     use PrimitiveType as P;
-    let Some(raw) = raw else {
+    let Some(text) = raw else {
         builder.append_null();
         return true;
     };
-    let text = raw.get();
     let is_number_kind = matches!(
         kind,
         P::Byte | P::Short | P::Integer | P::Long | P::Float | P::Double | P::Decimal(_)

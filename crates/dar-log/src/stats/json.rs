@@ -1,11 +1,14 @@
-//! One pass over a stats JSON string, locating the raw text of every wanted
-//! leaf without building a value tree.
+//! The [`PathTrie`] of wanted stats leaves, and the serde pass over a
+//! stats JSON string that decides what the byte scan (`super::scan`) leaves
+//! undecided (escaped keys, repeated sections, deep nesting), locating the
+//! raw text of every wanted leaf without building a value tree.
 //!
-//! A trie of physical paths drives a serde visitor: at each object it looks
-//! keys up (first at the position stats usually list them in, schema order,
-//! then by hash), hands wanted leaves back as borrowed `&RawValue` slices of
-//! the input, descends into wanted structs, and skips everything else with
-//! `IgnoredAny`. Typed conversion happens afterwards, from the slices.
+//! The trie drives a serde visitor: at each object it looks keys up (first
+//! at the position stats usually list them in, schema order, then by
+//! comparison or hash), hands wanted leaves back as borrowed slices of the
+//! input (`&RawValue` text), descends into wanted structs, and skips
+//! everything else with `IgnoredAny`. Typed conversion happens afterwards,
+//! from the slices.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -44,7 +47,7 @@ macro_rules! ignore_non_objects {
 
 /// Where a key leads.
 #[derive(Debug, Clone, Copy)]
-enum Target {
+pub(super) enum Target {
     /// Stats column `i`.
     Leaf(usize),
     /// Trie node `i` (a struct).
@@ -107,10 +110,18 @@ impl PathTrie {
         Self { nodes }
     }
 
-    fn lookup(&self, node: usize, key: &str, cursor: &mut usize) -> Option<Target> {
+    /// Where `key` leads from `node`; `cursor` is the position after the
+    /// previous key found there (stats list keys in schema order, so the
+    /// next key is usually the next name). A node of few names is searched
+    /// by comparison, a larger one by hash.
+    pub(super) fn lookup(&self, node: usize, key: &str, cursor: &mut usize) -> Option<Target> {
+        /// Names up to which comparing beats hashing the key.
+        const LINEAR: usize = 8;
         let n = &self.nodes[node];
         let pos = if n.names.get(*cursor).is_some_and(|name| &**name == key) {
             *cursor
+        } else if n.names.len() <= LINEAR {
+            n.names.iter().position(|name| &**name == key)?
         } else {
             *n.index.get(key)?
         };
@@ -119,13 +130,24 @@ impl PathTrie {
     }
 }
 
-/// The raw pieces of one stats object.
-#[derive(Debug)]
+/// The raw JSON text of the pieces of one stats object.
+#[derive(Debug, PartialEq, Eq)]
 pub(super) struct RawStats<'a> {
-    pub(super) num_records: Option<&'a RawValue>,
-    pub(super) tight_bounds: Option<&'a RawValue>,
+    pub(super) num_records: Option<&'a str>,
+    pub(super) tight_bounds: Option<&'a str>,
     /// `[min of each leaf..., max of each leaf..., nullCount of each leaf...]`.
-    pub(super) slots: Vec<Option<&'a RawValue>>,
+    pub(super) slots: Vec<Option<&'a str>>,
+}
+
+impl RawStats<'_> {
+    /// Nothing found yet, for `leaves` leaves.
+    pub(super) fn new(leaves: usize) -> Self {
+        Self {
+            num_records: None,
+            tight_bounds: None,
+            slots: vec![None; 3 * leaves],
+        }
+    }
 }
 
 /// Parses one stats string. Only malformed JSON is an error; a stats value
@@ -135,11 +157,7 @@ pub(super) fn parse<'a>(
     leaves: usize,
     text: &'a str,
 ) -> Result<RawStats<'a>, serde_json::Error> {
-    let mut raw = RawStats {
-        num_records: None,
-        tight_bounds: None,
-        slots: vec![None; 3 * leaves],
-    };
+    let mut raw = RawStats::new(leaves);
     let mut de = serde_json::Deserializer::from_str(text);
     de.deserialize_any(TopVisitor {
         trie,
@@ -181,8 +199,8 @@ impl<'de, 't, 'r> Visitor<'de> for TopVisitor<'t, 'r, 'de> {
             _ => TopKey::Other,
         }))? {
             match key {
-                TopKey::NumRecords => self.raw.num_records = Some(map.next_value()?),
-                TopKey::TightBounds => self.raw.tight_bounds = Some(map.next_value()?),
+                TopKey::NumRecords => self.raw.num_records = Some(raw_text(&mut map)?),
+                TopKey::TightBounds => self.raw.tight_bounds = Some(raw_text(&mut map)?),
                 TopKey::Section(base) => map.next_value_seed(NodeSeed {
                     trie: self.trie,
                     node: 0,
@@ -200,13 +218,18 @@ impl<'de, 't, 'r> Visitor<'de> for TopVisitor<'t, 'r, 'de> {
     ignore_non_objects!();
 }
 
+/// The next value's raw text, borrowed from the input.
+fn raw_text<'de, A: MapAccess<'de>>(map: &mut A) -> Result<&'de str, A::Error> {
+    map.next_value::<&'de RawValue>().map(RawValue::get)
+}
+
 /// A struct level inside `minValues`/`maxValues`/`nullCount`.
 struct NodeSeed<'t, 's, 'a> {
     trie: &'t PathTrie,
     node: usize,
     /// Offset of this section in `slots`.
     base: usize,
-    slots: &'s mut [Option<&'a RawValue>],
+    slots: &'s mut [Option<&'a str>],
 }
 
 impl<'de, 't, 's> DeserializeSeed<'de> for NodeSeed<'t, 's, 'de> {
@@ -236,7 +259,7 @@ impl<'de, 't, 's> Visitor<'de> for NodeSeed<'t, 's, 'de> {
             map.next_key_seed(KeySeed(|k: &str| trie.lookup(node, k, &mut cursor)))?
         {
             match target {
-                Some(Target::Leaf(i)) => slots[base + i] = Some(map.next_value()?),
+                Some(Target::Leaf(i)) => slots[base + i] = Some(raw_text(&mut map)?),
                 Some(Target::Node(child)) => map.next_value_seed(NodeSeed {
                     trie,
                     node: child,
