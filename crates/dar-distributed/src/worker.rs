@@ -28,10 +28,13 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Server;
 use tonic::transport::server::{Router, TcpIncoming};
 
+use futures::TryStreamExt;
+
 use crate::allow::AllowList;
 use crate::auth::{CheckToken, Token};
 use crate::codec::DeltaScanCodec;
 use crate::error::Error;
+use crate::linger::LingeringStream;
 use crate::stores::WorkerStores;
 use crate::tls::{ServerTls, TlsCa};
 use crate::wire::{ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, WorkerChannels};
@@ -289,11 +292,19 @@ impl Drop for WorkerHandle {
 }
 
 /// The connections a gRPC server of dar (a worker, `dar serve`) accepts
-/// on `listener`, with `TCP_NODELAY`: a reply's small frames (headers, the
-/// last batch, trailers) leave at once. With Nagle's algorithm on they
-/// waited for the client's delayed ACK, about 40 ms on every call.
-pub fn incoming(listener: TcpListener) -> TcpIncoming {
-    TcpIncoming::from(listener).with_nodelay(Some(true))
+/// on `listener`:
+/// - with `TCP_NODELAY`: a reply's small frames (headers, the last batch,
+///   trailers) leave at once. With Nagle's algorithm on they waited for
+///   the client's delayed ACK, about 40 ms on every call;
+/// - closed lingering ([`LingeringStream`]): a connection closed at
+///   shutdown, right after a reply's last frame, had reset when a frame of
+///   the client's crossed it, and the client lost the reply's end.
+pub fn incoming(
+    listener: TcpListener,
+) -> impl futures::Stream<Item = std::io::Result<LingeringStream>> + Send + 'static {
+    TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .map_ok(LingeringStream::new)
 }
 
 #[cfg(test)]
@@ -309,7 +320,7 @@ mod tests {
         let mut accepted = incoming(listener);
         let _client = tokio::net::TcpStream::connect(address).await.unwrap();
         let stream = accepted.next().await.unwrap().unwrap();
-        assert!(stream.nodelay().unwrap());
+        assert!(stream.get_ref().nodelay().unwrap());
     }
 
     #[test]
