@@ -401,6 +401,20 @@ mod tests {
         }
     }
 
+    /// [`agree`] on `text`, and on it damaged: the byte at `cut` (modulo
+    /// its length) replaced by `byte` made ASCII, so the text stays UTF-8.
+    fn agree_intact_and_damaged(text: &str, cut: usize, byte: u8) {
+        agree(text);
+        let mut bytes = text.as_bytes().to_vec();
+        if !bytes.is_empty() {
+            let at = cut % bytes.len();
+            bytes[at] = byte % 128;
+            if let Ok(damaged) = String::from_utf8(bytes) {
+                agree(&damaged);
+            }
+        }
+    }
+
     #[test]
     fn examples_agree_with_serde() {
         for text in [
@@ -466,16 +480,7 @@ mod tests {
             cut in 0usize..64,
             byte in any::<u8>(),
         ) {
-            agree(&text);
-            // Damaged: a byte replaced (ASCII, so the text stays UTF-8).
-            let mut bytes = text.clone().into_bytes();
-            if !bytes.is_empty() {
-                let at = cut % bytes.len();
-                bytes[at] = byte % 128;
-                if let Ok(damaged) = String::from_utf8(bytes) {
-                    agree(&damaged);
-                }
-            }
+            agree_intact_and_damaged(&text, cut, byte);
         }
 
         #[test]
@@ -484,15 +489,7 @@ mod tests {
             cut in 0usize..128,
             byte in any::<u8>(),
         ) {
-            agree(&text);
-            let mut bytes = text.clone().into_bytes();
-            if !bytes.is_empty() {
-                let at = cut % bytes.len();
-                bytes[at] = byte % 128;
-                if let Ok(damaged) = String::from_utf8(bytes) {
-                    agree(&damaged);
-                }
-            }
+            agree_intact_and_damaged(&text, cut, byte);
         }
     }
 }
