@@ -290,10 +290,9 @@ pub fn run(opts: &BenchOptions, manifest: &Manifest, ctx: &RunContext) -> Result
             let proxy = proxy.as_ref().map(|(p, _)| p);
             let mut floor = Floors::default();
             if let Some(link) = link.filter(|l| !l.latency.is_zero())
-                && case.action != Action::Changes
                 && !opts.session
             {
-                floor.network = Some(network_floor::compute(&opts.fixtures, table, case, link)?);
+                floor.network = Some(network_floor::of_case(&opts.fixtures, table, case, link)?);
             }
             let case_runs = run_case(opts, ctx, storage, case, table, &uri, options, proxy)?;
             floor.arrow_rs_secs = report::median(
@@ -340,11 +339,10 @@ pub fn report(opts: &BenchOptions, manifest: &Manifest, inputs: &[PathBuf]) -> R
         for case in &cases {
             let mut floor = Floors::default();
             if let Some(link) = storage.link().filter(|l| !l.latency.is_zero())
-                && case.action != Action::Changes
                 && !session
             {
                 let table = manifest.table(&case.table)?;
-                floor.network = Some(network_floor::compute(&opts.fixtures, table, case, link)?);
+                floor.network = Some(network_floor::of_case(&opts.fixtures, table, case, link)?);
             }
             floor.arrow_rs_secs = report::median(
                 runs.iter()
