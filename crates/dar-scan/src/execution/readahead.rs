@@ -81,6 +81,7 @@ struct Queue {
 /// `batch_size`-row buffers for a handful of rows, and a queued batch
 /// would hold them (and its share of the budget) until consumed.
 fn compact(batch: RecordBatch) -> RecordBatch {
+    let batch = compact_views(batch);
     let held = batch.get_array_memory_size();
     let used: usize = batch
         .columns()
@@ -95,6 +96,54 @@ fn compact(batch: RecordBatch) -> RecordBatch {
     } else {
         batch
     }
+}
+
+/// `batch` with each string or binary view column whose data buffers hold
+/// far more than its views reference garbage-collected into buffers of its
+/// own (`gc`). A view of a decoded page points into the whole page: a
+/// selective read's few rows pinned every page they came from, for as long
+/// as the consumer kept the batch (a lazy Polars frame keeps them all:
+/// W5.scattered, 90 rows, held 90 MiB of pages). `take` would copy the
+/// views and keep the pages. Views nested in structs or lists are kept as
+/// they are.
+fn compact_views(batch: RecordBatch) -> RecordBatch {
+    use arrow_array::Array;
+    use arrow_array::cast::AsArray;
+    use arrow_schema::DataType;
+
+    /// Held bytes worth a copy: more than twice the referenced bytes and
+    /// 64 KiB more.
+    fn wasteful(buffers: &[arrow_buffer::Buffer], used: usize) -> bool {
+        let held: usize = buffers.iter().map(arrow_buffer::Buffer::len).sum();
+        held > 2 * used + 64 * 1024
+    }
+    let mut changed = false;
+    let columns: Vec<arrow_array::ArrayRef> = batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let gc: Option<arrow_array::ArrayRef> = match c.data_type() {
+                DataType::Utf8View => {
+                    let a = c.as_string_view();
+                    wasteful(a.data_buffers(), a.total_buffer_bytes_used())
+                        .then(|| Arc::new(a.gc()) as _)
+                }
+                DataType::BinaryView => {
+                    let a = c.as_binary_view();
+                    wasteful(a.data_buffers(), a.total_buffer_bytes_used())
+                        .then(|| Arc::new(a.gc()) as _)
+                }
+                _ => None,
+            };
+            changed |= gc.is_some();
+            gc.unwrap_or_else(|| Arc::clone(c))
+        })
+        .collect();
+    if !changed {
+        return batch;
+    }
+    // Same types, lengths and nulls: the batch cannot be refused.
+    RecordBatch::try_new(batch.schema(), columns).unwrap_or(batch)
 }
 
 impl Queue {
@@ -334,6 +383,50 @@ mod tests {
 
     fn file(n: i64) -> BoxStream<'static, Result<RecordBatch>> {
         futures::stream::iter((0..n).map(|i| Ok(batch(i)))).boxed()
+    }
+
+    /// A view column of `rows` rows of 20-byte strings (not inlined) over
+    /// one shared page of `page` bytes, and an Int64 column beside it.
+    fn views_over_a_page(rows: usize, page: usize) -> RecordBatch {
+        let data: Vec<u8> = (0..page).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut builder = arrow_array::builder::StringViewBuilder::new();
+        let block = builder.append_block(arrow_buffer::Buffer::from_vec(data));
+        for r in 0..rows {
+            builder.try_append_view(block, (r * 20) as u32, 20).unwrap();
+        }
+        let views = builder.finish();
+        RecordBatch::try_from_iter([
+            ("s", Arc::new(views) as _),
+            ("x", Arc::new(Int64Array::from(vec![7; rows])) as _),
+        ])
+        .unwrap()
+    }
+
+    fn data_bytes(batch: &RecordBatch) -> usize {
+        use arrow_array::cast::AsArray;
+        let a = batch.column(0).as_string_view();
+        a.data_buffers().iter().map(|b| b.len()).sum()
+    }
+
+    #[test]
+    fn a_few_views_into_a_large_page_are_copied_out_of_it() {
+        let pinned = views_over_a_page(3, 1 << 20);
+        let compacted = compact(pinned.clone());
+        assert_eq!(compacted, pinned, "same values");
+        assert_eq!(data_bytes(&pinned), 1 << 20);
+        assert!(
+            data_bytes(&compacted) <= 3 * 20,
+            "{}",
+            data_bytes(&compacted)
+        );
+        // Views that use most of their page keep it, without a copy.
+        let used = views_over_a_page(40_000, 800_000);
+        let kept = compact(used.clone());
+        use arrow_array::cast::AsArray;
+        assert_eq!(
+            kept.column(0).as_string_view().data_buffers()[0].as_ptr(),
+            used.column(0).as_string_view().data_buffers()[0].as_ptr()
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
