@@ -235,7 +235,7 @@ impl History {
     pub(crate) async fn timestamps(&self) -> Result<Vec<(u64, i64)>> {
         use futures::{StreamExt, TryStreamExt};
         let ict_era = &self.commits[self.ict_from..];
-        let ahead = crate::replay::commit_readahead(ict_era);
+        let ahead = crate::replay::commit_readahead(ict_era, crate::replay::MAX_COMMIT_READAHEAD);
         // The futures own what they use: borrowing closures fail rustc's
         // `Send` check in the callers' futures, as in replay.
         let ict: Vec<(u64, i64)> = futures::stream::iter(ict_era.to_vec())

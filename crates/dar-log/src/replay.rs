@@ -31,7 +31,9 @@ use crate::checkpoint::{CheckpointIo, append_add_line, read_checkpoint};
 use crate::commit::{Action, commit_info, parse_actions};
 use crate::duplicates::repeated_commit_add;
 use crate::error::{LogError, Result};
-use crate::listing::{LogFile, LogFileKind, LogSegment, read_log_file};
+use crate::listing::{
+    KeptCommits, KeptCommitsBuilder, LogFile, LogFileKind, LogSegment, read_log_file,
+};
 use crate::paths::TablePaths;
 
 /// How many bytes of commit files may be in flight ahead of the one being
@@ -41,16 +43,22 @@ const COMMIT_READAHEAD_BYTES: u64 = 64 << 20;
 /// At most this many commit files in flight (at least 8): on object
 /// storage each read is a round trip, so a log of many small commits
 /// since the last checkpoint is read in a few rounds, not one per 8.
-const MAX_COMMIT_READAHEAD: usize = 64;
+pub(crate) const MAX_COMMIT_READAHEAD: usize = 64;
+
+/// At most this many commit files in flight where the store's cost model
+/// says each read is a round trip (see [`CheckpointIo::reads_are_round_trips`]):
+/// a replay of a long commit tail (hundreds of small commits) then takes
+/// one or two rounds, not one per 64.
+pub(crate) const MAX_REMOTE_COMMIT_READAHEAD: usize = 256;
 
 /// Commit files to keep in flight for `commits`: as many as fit the byte
-/// budget at their mean size, 8 to [`MAX_COMMIT_READAHEAD`].
-pub(crate) fn commit_readahead(commits: &[LogFile]) -> usize {
+/// budget at their mean size, 8 to `max`.
+pub(crate) fn commit_readahead(commits: &[LogFile], max: usize) -> usize {
     let n = commits.len().max(1) as u64;
     let mean = (commits.iter().map(|f| f.size).sum::<u64>() / n).max(1);
     usize::try_from(COMMIT_READAHEAD_BYTES / mean)
         .unwrap_or(usize::MAX)
-        .clamp(8, MAX_COMMIT_READAHEAD)
+        .clamp(8, max.max(8))
 }
 
 /// The reconciled state at one version.
@@ -76,6 +84,10 @@ pub struct ReplayState {
     pub commit_file: Option<LogFile>,
     /// Live adds, as raw column batches.
     pub adds: Vec<AddColumns>,
+    /// The commit files this replay read (or was handed), when they fit
+    /// [`crate::listing::KEPT_COMMIT_BYTES`]: a change feed on this state
+    /// reads them from here.
+    pub kept_commits: KeptCommits,
 }
 
 /// Accumulates state while walking commits newest first.
@@ -90,9 +102,17 @@ struct Replayer<'p> {
     txns: HashMap<String, Txn>,
     domains: HashMap<String, DomainMetadata>,
     commit_info: Option<CommitInfo>,
+    /// Commit files already in hand: not read again.
+    known: KeptCommits,
+    /// The commit files of this replay, kept for a later reader.
+    kept: KeptCommitsBuilder,
 }
 
-async fn fetch(store: &dyn ObjectStore, f: &LogFile) -> Result<Bytes> {
+/// The bytes of `f`: from `known` when it holds that file, else read.
+async fn fetch(store: &dyn ObjectStore, known: &KeptCommits, f: &LogFile) -> Result<Bytes> {
+    if let Some(bytes) = known.get(f) {
+        return Ok(bytes);
+    }
     let path = f.location.to_string();
     let bytes = read_log_file(store, f).await?;
     if bytes.is_empty() {
@@ -102,7 +122,7 @@ async fn fetch(store: &dyn ObjectStore, f: &LogFile) -> Result<Bytes> {
 }
 
 impl<'p> Replayer<'p> {
-    fn new(paths: &'p TablePaths) -> Self {
+    fn new(paths: &'p TablePaths, known: &KeptCommits) -> Self {
         Self {
             paths,
             seen: SeenKeys::default(),
@@ -113,6 +133,8 @@ impl<'p> Replayer<'p> {
             txns: HashMap::new(),
             domains: HashMap::new(),
             commit_info: None,
+            known: known.clone(),
+            kept: KeptCommitsBuilder::default(),
         }
     }
 
@@ -124,6 +146,7 @@ impl<'p> Replayer<'p> {
         store: &Arc<dyn ObjectStore>,
         commits: &[LogFile],
         version: u64,
+        max_ahead: usize,
     ) -> Result<()> {
         // A commit line of an add without stats is ~150 bytes; sizing the
         // builders and the key set from the bytes to read avoids regrowing
@@ -139,17 +162,22 @@ impl<'p> Replayer<'p> {
         // file's index): borrowing closures here made every future that
         // awaits a replay (`Snapshot::load`, `dar_scan::Table::open`) fail
         // rustc's `Send` check ("`FnOnce` is not general enough").
+        self.kept = KeptCommitsBuilder::for_files(commits);
+        let known = self.known.clone();
         let fetches = (0..commits.len()).rev().map(|i| {
             let store = Arc::clone(store);
+            let known = known.clone();
             let f = commits[i].clone();
-            async move { fetch(store.as_ref(), &f).await.map(|b| (i, b)) }
+            async move { fetch(store.as_ref(), &known, &f).await.map(|b| (i, b)) }
         });
-        let mut stream = futures::stream::iter(fetches).buffered(commit_readahead(commits));
+        let mut stream =
+            futures::stream::iter(fetches).buffered(commit_readahead(commits, max_ahead));
         while let Some((i, bytes)) = stream.try_next().await? {
             let f = &commits[i];
             // A compaction holds no commitInfo, and never ends at `version`.
             let is_target = f.kind == LogFileKind::Commit && f.version == version;
             self.commit(f, &bytes, is_target)?;
+            self.kept.keep(f, &bytes);
         }
         Ok(())
     }
@@ -278,6 +306,7 @@ impl<'p> Replayer<'p> {
             commit_info: self.commit_info,
             commit_file,
             adds,
+            kept_commits: self.kept.finish(),
         })
     }
 }
@@ -287,17 +316,29 @@ impl<'p> Replayer<'p> {
 /// [`LogSegment::replay_files`]), then its checkpoint. No commit that the
 /// checkpoint covers is read, not even the one at its version (protocol
 /// digest §1.3): real tables exist whose covered commits are incomplete.
-/// Checkpoint Parquet is read through `io`.
+/// Checkpoint Parquet is read through `io`; a commit file `known` holds
+/// is taken from it, not read.
 pub async fn replay_segment(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
     paths: &TablePaths,
     seg: &LogSegment,
     use_compaction: bool,
+    known: &KeptCommits,
 ) -> Result<ReplayState> {
-    let mut r = Replayer::new(paths);
-    r.commits(store, &seg.replay_files(use_compaction), seg.version)
-        .await?;
+    let mut r = Replayer::new(paths, known);
+    let max_ahead = if io.reads_are_round_trips() {
+        MAX_REMOTE_COMMIT_READAHEAD
+    } else {
+        MAX_COMMIT_READAHEAD
+    };
+    r.commits(
+        store,
+        &seg.replay_files(use_compaction),
+        seg.version,
+        max_ahead,
+    )
+    .await?;
     let log_dir = seg.log_dir.to_string();
     let older = match &seg.checkpoint {
         Some(cp) => {
@@ -329,8 +370,9 @@ pub async fn replay_onto(
     let Some(last) = commits.last() else {
         return Ok(old.clone());
     };
-    let mut r = Replayer::new(paths);
-    r.commits(store, commits, last.version).await?;
+    let mut r = Replayer::new(paths, &KeptCommits::default());
+    r.commits(store, commits, last.version, MAX_COMMIT_READAHEAD)
+        .await?;
     let older = r.older(
         Some(old.protocol.clone()),
         Some(old.metadata.clone()),

@@ -11,7 +11,7 @@ use crate::checkpoint::CheckpointIo;
 use crate::commit::first_commit_info;
 use crate::error::{LogError, Result};
 use crate::file_index::{FileIndex, StatsLoading};
-use crate::listing::{LogSegment, find_segment, list_log, log_dir, read_log_file};
+use crate::listing::{KeptCommits, LogSegment, find_segment, list_log, log_dir, read_log_file};
 use crate::paths::TablePaths;
 use crate::replay::{ReplayState, replay_onto, replay_segment};
 use crate::schema::{ColumnMappingMode, StructType};
@@ -225,12 +225,14 @@ impl SnapshotBuilder {
                 let state = if e.latest.version == e.version && self.log_compaction {
                     e.latest
                 } else {
+                    // The commits the latest replay read are not read again.
                     replay_segment(
                         &self.store,
                         &self.checkpoints,
                         &paths,
                         &segment,
                         self.log_compaction,
+                        &e.latest.kept_commits,
                     )
                     .await?
                 };
@@ -248,6 +250,7 @@ impl SnapshotBuilder {
                     &paths,
                     &segment,
                     self.log_compaction,
+                    &KeptCommits::default(),
                 )
                 .await?;
                 (segment, state, None)
@@ -362,6 +365,13 @@ impl Snapshot {
     /// them (schema, column mapping, change feed, in-commit timestamps).
     pub fn table_configuration(&self) -> &TableConfiguration {
         &self.config
+    }
+
+    /// The commit files the replay of this snapshot read, when they fit
+    /// [`crate::listing::KEPT_COMMIT_BYTES`]: a change feed on the table
+    /// takes them from here instead of reading them again.
+    pub(crate) fn kept_commits(&self) -> &KeptCommits {
+        &self.state.kept_commits
     }
 
     /// The protocol in effect.

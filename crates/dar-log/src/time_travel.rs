@@ -27,7 +27,7 @@ use crate::actions::CommitInfo;
 use crate::checkpoint::CheckpointIo;
 use crate::error::{LogError, Result};
 use crate::history::{Bound, History, Resolution};
-use crate::listing::{LogFile, LogSegment, list_log, log_dir};
+use crate::listing::{KeptCommits, LogFile, LogSegment, list_log, log_dir};
 use crate::paths::TablePaths;
 use crate::replay::{ReplayState, replay_segment};
 use crate::table_configuration::{InCommitTimestamps, TableConfiguration};
@@ -85,7 +85,7 @@ async fn latest_history(
     let dir = log_dir(paths.root());
     let files = list_log(store.as_ref(), &dir, 0).await?;
     let segment = LogSegment::build(dir.clone(), &files, None)?;
-    let latest = replay_segment(store, io, paths, &segment, true).await?;
+    let latest = replay_segment(store, io, paths, &segment, true, &KeptCommits::default()).await?;
     // Only the era split of the latest version is needed: a latest
     // protocol dar refuses does not stop travel to an older version.
     let ict = InCommitTimestamps::of(&latest.protocol, &latest.metadata);

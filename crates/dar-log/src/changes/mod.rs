@@ -52,9 +52,9 @@ use crate::actions::Metadata;
 use crate::checkpoint::CheckpointIo;
 use crate::error::{LogError, Result};
 use crate::file_index::FileIndex;
-use crate::listing::{LogFile, read_log_file};
+use crate::listing::{KeptCommits, LogFile, read_log_file};
 use crate::paths::TablePaths;
-use crate::replay::commit_readahead;
+use crate::replay::{MAX_COMMIT_READAHEAD, commit_readahead};
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::table_configuration::TableConfiguration;
 
@@ -140,6 +140,9 @@ pub struct ChangeFeed {
     listing: Arc<Vec<LogFile>>,
     /// The configuration at the end version: its schema is the feed's.
     end_config: Arc<TableConfiguration>,
+    /// Commit files already read (by the open table's replay): taken from
+    /// here, not read again.
+    read: KeptCommits,
 }
 
 impl ChangeFeed {
@@ -165,12 +168,14 @@ impl ChangeFeed {
         start: ChangeBound,
         end: Option<ChangeBound>,
     ) -> Result<Self> {
-        range::open(store, paths, io, start, end, None).await
+        range::open(store, paths, io, start, end, None, KeptCommits::default()).await
     }
 
     /// [`ChangeFeed::open`] for the table of `snapshot`: when the snapshot
     /// is still the latest version, its configuration stands for the
-    /// latest state, so the log is not replayed a second time.
+    /// latest state, so the log is not replayed a second time; and the
+    /// commit files its replay read (within
+    /// [`crate::listing::KEPT_COMMIT_BYTES`]) are not read again.
     ///
     /// # Errors
     ///
@@ -188,6 +193,7 @@ impl ChangeFeed {
             start,
             end,
             Some(snapshot.table_configuration()),
+            snapshot.kept_commits().clone(),
         )
         .await
     }
@@ -245,7 +251,7 @@ impl ChangeFeed {
     /// commit being consumed.
     pub fn commits_ahead(&self, ahead: usize) -> BoxStream<'static, Result<CommitChanges>> {
         let feed = Arc::new(self.clone());
-        let ahead = ahead.clamp(1, commit_readahead(&self.commits));
+        let ahead = ahead.clamp(1, commit_readahead(&self.commits, MAX_COMMIT_READAHEAD));
         let before = Arc::clone(&feed);
         futures::stream::once(async move { before.state_before_start().await })
             .map_ok(move |before| {
@@ -270,9 +276,12 @@ impl ChangeFeed {
             .boxed()
     }
 
-    /// The bytes of commit `i` of the range.
+    /// The bytes of commit `i` of the range (kept ones are not read).
     async fn read_commit(&self, i: usize) -> Result<bytes::Bytes> {
         let f = &self.commits[i];
+        if let Some(bytes) = self.read.get(f) {
+            return Ok(bytes);
+        }
         let bytes = read_log_file(self.store.as_ref(), f).await?;
         if bytes.is_empty() {
             return Err(LogError::EmptyCommit {

@@ -19,7 +19,7 @@ use super::{CHANGE_COLUMNS, ChangeBound, ChangeFeed};
 use crate::checkpoint::CheckpointIo;
 use crate::error::{LogError, Result};
 use crate::history::{Bound, History, Resolution};
-use crate::listing::{LogFile, LogFileKind, LogSegment, list_log, log_dir, read_hint};
+use crate::listing::{KeptCommits, LogFile, LogFileKind, LogSegment, list_log, log_dir, read_hint};
 use crate::paths::TablePaths;
 use crate::replay::replay_segment;
 use crate::snapshot::TableHeader;
@@ -27,7 +27,9 @@ use crate::table_configuration::{InCommitTimestamps, TableConfiguration};
 
 /// Opens the feed of `start..=end` (see [`ChangeFeed::open`]); `known` is
 /// the configuration of the open table, which stands for the latest state
-/// when it is the latest.
+/// when it is the latest, and `read` the commit files its replay read
+/// (taken from there, not read again, by every replay and commit read of
+/// the feed).
 pub(super) async fn open(
     store: Arc<dyn ObjectStore>,
     paths: TablePaths,
@@ -35,6 +37,7 @@ pub(super) async fn open(
     start: ChangeBound,
     end: Option<ChangeBound>,
     known: Option<&TableConfiguration>,
+    read: KeptCommits,
 ) -> Result<ChangeFeed> {
     let dir = log_dir(paths.root());
     let by_time = matches!(start, ChangeBound::TimestampMs(_))
@@ -53,21 +56,29 @@ pub(super) async fn open(
             log_dir: dir.to_string(),
         });
     };
-    let replay = |v: u64| {
+    // A replay of the state at `v`, with the commits it read (or was
+    // handed) kept for the feed's later reads.
+    let replay = |v: u64, read: KeptCommits| {
         let (store, paths, dir, files) = (&store, &paths, dir.clone(), &files);
         async move {
             let segment = LogSegment::build(dir, files, Some(v))?;
-            let s = replay_segment(store, io, paths, &segment, true).await?;
-            Ok::<_, LogError>(TableHeader {
+            let s = replay_segment(store, io, paths, &segment, true, &read).await?;
+            let header = TableHeader {
                 version: s.version,
                 protocol: s.protocol,
                 metadata: s.metadata,
-            })
+            };
+            Ok::<_, LogError>((header, read.with(&s.kept_commits)))
         }
     };
+    let mut read = read;
     let latest_state = match known {
         Some(c) if c.version() == latest => Latest::Known(c.clone()),
-        _ => Latest::Replayed(replay(latest).await?),
+        _ => {
+            let (header, kept) = replay(latest, read).await?;
+            read = kept;
+            Latest::Replayed(header)
+        }
     };
     let (start, end, history) = if by_time {
         let ict = latest_state.in_commit_timestamps();
@@ -109,7 +120,8 @@ pub(super) async fn open(
             TableConfiguration::try_new(h.protocol, h.metadata, h.version)?
         }
         _ => {
-            let h = replay(end).await?;
+            let (h, kept) = replay(end, read).await?;
+            read = kept;
             TableConfiguration::try_new(h.protocol, h.metadata, h.version)?
         }
     };
@@ -124,6 +136,7 @@ pub(super) async fn open(
         file_times: Arc::new(file_times),
         listing: Arc::new(files),
         end_config: Arc::new(end_config),
+        read,
     })
 }
 
@@ -268,7 +281,15 @@ impl ChangeFeed {
             Ok(s) => s,
             Err(_) => LogSegment::build(dir, &self.listing, Some(self.start))?,
         };
-        let s = replay_segment(&self.store, &self.io, &self.paths, &segment, true).await?;
+        let s = replay_segment(
+            &self.store,
+            &self.io,
+            &self.paths,
+            &segment,
+            true,
+            &self.read,
+        )
+        .await?;
         Ok(Some(TableHeader {
             version: s.version,
             protocol: s.protocol,

@@ -112,6 +112,16 @@ impl CheckpointIo {
         self
     }
 
+    /// Whether the cost model this reads with says each read is a round
+    /// trip (a request latency of a millisecond or more: object storage),
+    /// so that many small reads are better all in flight at once. False
+    /// without a cost model.
+    pub(crate) fn reads_are_round_trips(&self) -> bool {
+        self.cost
+            .as_ref()
+            .is_some_and(|c| c.defaults().request_latency >= std::time::Duration::from_millis(1))
+    }
+
     /// Whether decoding is spread over threads (see
     /// [`CheckpointIo::with_parallel_decode`]).
     pub(crate) fn parallel(&self) -> bool {

@@ -2,6 +2,7 @@
 //! at the hint, and the segment that rebuilds a version.
 
 mod compaction;
+mod kept;
 mod name;
 mod segment;
 
@@ -11,6 +12,8 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use serde::Deserialize;
 
+pub(crate) use kept::KeptCommitsBuilder;
+pub use kept::{KEPT_COMMIT_BYTES, KeptCommits};
 pub use name::{LogFileKind, ParsedName, pad20, parse_log_file_name};
 pub use segment::{CheckpointFiles, CheckpointFormat, LogFile, LogSegment};
 

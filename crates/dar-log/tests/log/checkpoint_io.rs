@@ -129,3 +129,49 @@ async fn checkpoint_parts_in_flight_are_bounded() {
         "{most} reads in flight"
     );
 }
+
+/// A long commit tail is read with up to 256 commits in flight where the
+/// store's cost model says each read is a round trip (object storage:
+/// 300 commits in two rounds, not five), and with at most 64 elsewhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_commit_tail_on_object_storage_is_read_in_a_few_rounds() {
+    use dar_io::testing::{Fault, FaultStore};
+    use dar_io::{CostModel, CostParams};
+    use std::time::Duration;
+
+    use crate::writer::{TestLog, add, metadata, protocol};
+
+    let log = TestLog::new();
+    let commits = 300u64;
+    for v in 0..commits {
+        let mut actions = vec![add(&format!("f{v}.parquet"), None)];
+        if v == 0 {
+            actions.extend([protocol(), metadata(false)]);
+        }
+        log.commit(v, &actions).await;
+    }
+    for (cost, most) in [
+        (Some(CostParams::remote()), 256),
+        (Some(CostParams::local()), 64),
+        (None, 64),
+    ] {
+        let store = Arc::new(
+            FaultStore::new(Arc::clone(&log.store))
+                .with_faults((0..1000).map(|_| Fault::Slow(Duration::from_millis(20)))),
+        );
+        let mut builder =
+            Snapshot::builder(Arc::clone(&store) as Arc<dyn ObjectStore>, log.root.clone());
+        if let Some(params) = &cost {
+            builder = builder.with_cost_model(Arc::new(CostModel::new(params.clone())));
+        }
+        let snapshot = builder.build().await.unwrap();
+        assert_eq!(snapshot.num_files(), commits as usize);
+        let seen = store.max_in_flight();
+        // Reads started together overlap (each waits 20 ms); never more
+        // than the cap.
+        assert!(
+            seen <= most && seen > most / 2,
+            "{cost:?}: {seen} in flight, cap {most}"
+        );
+    }
+}

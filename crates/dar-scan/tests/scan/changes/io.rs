@@ -12,11 +12,12 @@ use dar_testkit::HandTable;
 use dar_testkit::log_json::{add, cdf_on, id_field, metadata, protocol};
 use serde_json::json;
 
-/// On a table just opened, the feed reads each commit of its range once,
-/// and of the log besides only `_last_checkpoint`, the listing and the
-/// state before the start (here commits 0 to 4, no checkpoint): the
-/// table's snapshot stands for the latest state instead of a second replay. A table opened at an
-/// older version still gets the latest state from the log.
+/// On a table just opened, the feed reads no commit its snapshot's replay
+/// read (they are kept, within `KEPT_COMMIT_BYTES`): of the log it reads
+/// only `_last_checkpoint` (missing here) and lists it. The snapshot's
+/// configuration stands for the latest state instead of a second replay.
+/// A table opened at an older version reads the latest state's newer
+/// commits once, and nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feed_on_an_open_table_reads_each_commit_once() {
     use dar_io::ObjectClass;
@@ -26,11 +27,10 @@ async fn a_feed_on_an_open_table_reads_each_commit_once() {
         t.append(&id_part(&schema, &[i], "a")).await.unwrap();
     }
     let root = dir.path().join("t");
-    // The missing `_last_checkpoint`, then commits 0..=4.
-    let before_start = 1 + 5;
-    for (table, replayed) in [
-        (open(&root).await, before_start),
-        (open_version(&root, 10).await, 21 + before_start),
+    // The missing `_last_checkpoint`; commits 11..=20 after an open at 10.
+    for (table, log_reads) in [
+        (open(&root).await, 1),
+        (open_version(&root, 10).await, 1 + 10),
     ] {
         let io = table.store().metrics().clone();
         let before = io.snapshot();
@@ -44,10 +44,65 @@ async fn a_feed_on_an_open_table_reads_each_commit_once() {
             16
         );
         let log = io.snapshot().since(&before).class(ObjectClass::Log);
-        // Commits 5..=20, once each, the state before 5, and the latest
-        // state at an older open.
-        assert_eq!(log.requests, 16 + replayed, "{log:?}");
+        assert_eq!(log.requests, log_reads, "{log:?}");
     }
+}
+
+/// A kept commit is taken only for the same file: a table recreated at
+/// the same location after the open (other commits under the same
+/// names) is read from the store, and the feed gives the new table's rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_reads_again_commits_replaced_since_the_open() {
+    let dir = tempfile::tempdir().unwrap();
+    many_commits(dir.path(), 4);
+    let (table, recording) = recorded(dir.path()).await;
+    let before: Vec<String> = change_rows(
+        &table
+            .changes(v(0), None)
+            .open()
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap(),
+    );
+    assert_eq!(before.len(), 4);
+    assert!(
+        recording
+            .paths_read(|name| commit_version(name).is_some())
+            .is_empty()
+    );
+    // The same versions, other rows (and other commit sizes).
+    std::fs::remove_dir_all(dir.path().join("t")).unwrap();
+    let mut t = HandTable::new(dir.path().join("t")).unwrap();
+    for version in 0..6u64 {
+        let name = format!("g{version}.parquet");
+        let size = t
+            .write_parquet(&name, &ids_batch(&[100 + version as i32, 200]))
+            .unwrap();
+        let mut actions = Vec::new();
+        if version == 0 {
+            actions.extend([protocol(), metadata(id_field(), &[], cdf_on())]);
+        }
+        actions.push(add(&name, size, json!({}), None));
+        t.commit(&actions).unwrap();
+    }
+    let after = table
+        .changes(v(0), None)
+        .open()
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(num_rows(&after), 12);
+    assert_eq!(
+        recording
+            .paths_read(|name| commit_version(name).is_some())
+            .len(),
+        6,
+        "every commit of the new log read from the store"
+    );
 }
 
 /// Commit files are read concurrently, as many in flight as the scan has
@@ -195,6 +250,9 @@ fn many_commits(dir: &Path, n: u64) {
 async fn rows_of_the_first_commits_come_before_later_commits_are_read() {
     let dir = tempfile::tempdir().unwrap();
     many_commits(dir.path(), 40);
+    // A checkpoint at the latest version: the open reads no commit (none
+    // is kept), so the feed reads every commit of its range itself.
+    dar_testkit::write_log_checkpoint(&dir.path().join("t")).unwrap();
     let (table, recording) = recorded(dir.path()).await;
     let commits_read = || {
         recording
