@@ -121,10 +121,13 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
                 out.write(&batch)?;
             }
             Action::Scan | Action::Changes => {
-                let plan = match spec.changes_from {
-                    None => scan_plan(&table, spec),
+                let batches = match spec.changes_from {
+                    None => scan_plan(&table, spec)?.execute(),
                     Some(from) => {
-                        // The table's columns; the change columns come too.
+                        // The table's columns; the change columns come
+                        // too. Run commit by commit, as `dar changes`
+                        // does: each commit's files are read as soon as
+                        // it is parsed, not after every commit.
                         let mut changes = table
                             .changes(ChangeBound::Version(from), None)
                             .with_columns(&spec.columns)
@@ -135,10 +138,10 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
                         if let Some(l) = spec.limit {
                             changes = changes.with_limit(l);
                         }
-                        changes.build().await.map_err(|e| e.to_string())
+                        changes.open().await.map_err(|e| e.to_string())?.execute()
                     }
                 };
-                rows += drain(plan?.execute(), Some(&mut out)).await?;
+                rows += drain(batches, Some(&mut out)).await?;
             }
         }
         out.finish_run(rows, t0, cpu0)
