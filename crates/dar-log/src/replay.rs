@@ -88,6 +88,9 @@ pub struct ReplayState {
     /// [`crate::listing::KEPT_COMMIT_BYTES`]: a change feed on this state
     /// reads them from here.
     pub kept_commits: KeptCommits,
+    /// The version of the checkpoint this state was rebuilt from (`None`:
+    /// from version 0).
+    pub checkpoint_version: Option<u64>,
 }
 
 /// Accumulates state while walking commits newest first.
@@ -281,6 +284,7 @@ impl<'p> Replayer<'p> {
         version: u64,
         commit_file: Option<LogFile>,
         older_adds: Vec<AddColumns>,
+        checkpoint_version: Option<u64>,
     ) -> Result<ReplayState> {
         let protocol = self.protocol.ok_or_else(|| LogError::MissingProtocol {
             log_dir: seg_log_dir.to_string(),
@@ -307,6 +311,7 @@ impl<'p> Replayer<'p> {
             commit_file,
             adds,
             kept_commits: self.kept.finish(),
+            checkpoint_version,
         })
     }
 }
@@ -356,7 +361,14 @@ pub async fn replay_segment(
         }
         None => Vec::new(),
     };
-    r.finish(&log_dir, seg.version, seg.version_commit.clone(), older)
+    let checkpoint = seg.checkpoint.as_ref().map(|c| c.version);
+    r.finish(
+        &log_dir,
+        seg.version,
+        seg.version_commit.clone(),
+        older,
+        checkpoint,
+    )
 }
 
 /// Replay only `commits` (ascending, directly after `old.version`) onto `old`.
@@ -380,5 +392,11 @@ pub async fn replay_onto(
         old.domains.values().cloned(),
         old.adds.clone(),
     )?;
-    r.finish(log_dir, last.version, Some(last.clone()), older)
+    r.finish(
+        log_dir,
+        last.version,
+        Some(last.clone()),
+        older,
+        old.checkpoint_version,
+    )
 }

@@ -374,6 +374,12 @@ impl Snapshot {
         &self.state.kept_commits
     }
 
+    /// The version of the checkpoint this snapshot was rebuilt from
+    /// (`None`: from version 0).
+    pub(crate) fn checkpoint_version(&self) -> Option<u64> {
+        self.state.checkpoint_version
+    }
+
     /// The protocol in effect.
     pub fn protocol(&self) -> &Protocol {
         self.config.protocol()

@@ -3,9 +3,10 @@
 //!
 //! ```text
 //! ChangeFeed::open (range.rs)
-//!   _last_checkpoint ─► list _delta_log from that checkpoint when it is at
-//!   │   or before the start (else from version 0; from 0 for timestamp
-//!   │   bounds, whose file times need every earlier commit)
+//!   the open table's checkpoint (else _last_checkpoint's) ─► list
+//!   │   _delta_log from it when it is at or before the start (else from
+//!   │   version 0; from 0 for timestamp bounds, whose file times need
+//!   │   every earlier commit)
 //!   ├─ the latest configuration (the open table's snapshot when it is it)
 //!   ├─ bounds: versions, or timestamps through the one history
 //!   │  (crate::history): a start is the first commit at or after it (past
@@ -15,7 +16,8 @@
 //! ChangeFeed::commits (commit.rs)
 //!   the state before the start, replayed (the start checks need it)
 //!   ▼
-//! commits start..=end, read ahead (64 MiB, 8-64 files), each parsed once
+//! commits start..=end (those the open table's replay kept are not read
+//!   again), read ahead (64 MiB, 8-64 files), each parsed once
 //!   and dropped, in order: its protocol and metadata evolve the
 //!   configuration (TableConfiguration::evolve), which at the start and at
 //!   each change must keep the feed on and a schema the end's reads; its
@@ -168,14 +170,16 @@ impl ChangeFeed {
         start: ChangeBound,
         end: Option<ChangeBound>,
     ) -> Result<Self> {
-        range::open(store, paths, io, start, end, None, KeptCommits::default()).await
+        range::open(store, paths, io, start, end, None).await
     }
 
     /// [`ChangeFeed::open`] for the table of `snapshot`: when the snapshot
     /// is still the latest version, its configuration stands for the
-    /// latest state, so the log is not replayed a second time; and the
+    /// latest state, so the log is not replayed a second time; the
     /// commit files its replay read (within
-    /// [`crate::listing::KEPT_COMMIT_BYTES`]) are not read again.
+    /// [`crate::listing::KEPT_COMMIT_BYTES`]) are not read again; and its
+    /// checkpoint stands for `_last_checkpoint` (the log is listed from it
+    /// when it is at or before the start, else from version 0).
     ///
     /// # Errors
     ///
@@ -192,8 +196,11 @@ impl ChangeFeed {
             io,
             start,
             end,
-            Some(snapshot.table_configuration()),
-            snapshot.kept_commits().clone(),
+            Some(range::OpenTable {
+                config: snapshot.table_configuration(),
+                kept: snapshot.kept_commits().clone(),
+                checkpoint: snapshot.checkpoint_version(),
+            }),
         )
         .await
     }

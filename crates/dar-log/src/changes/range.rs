@@ -2,7 +2,8 @@
 //! the commits of the range and the configurations it is checked against.
 //!
 //! What is listed: a feed between versions lists `_delta_log` from the
-//! checkpoint `_last_checkpoint` names when it is at or before the start
+//! checkpoint the open table was rebuilt from (or, without an open table,
+//! the one `_last_checkpoint` names) when it is at or before the start
 //! (object stores list from an offset, `list_with_offset`, to the end:
 //! the range and what follows it, never what precedes the checkpoint), or
 //! from version 0 when there is no such checkpoint (the state before the
@@ -25,26 +26,45 @@ use crate::replay::replay_segment;
 use crate::snapshot::TableHeader;
 use crate::table_configuration::{InCommitTimestamps, TableConfiguration};
 
-/// Opens the feed of `start..=end` (see [`ChangeFeed::open`]); `known` is
-/// the configuration of the open table, which stands for the latest state
-/// when it is the latest, and `read` the commit files its replay read
-/// (taken from there, not read again, by every replay and commit read of
-/// the feed).
+/// What the open table's snapshot tells a feed about its log.
+pub(super) struct OpenTable<'a> {
+    /// Its configuration: it stands for the latest state when it is the
+    /// latest.
+    pub config: &'a TableConfiguration,
+    /// The commit files its replay read: taken from here, not read again,
+    /// by every replay and commit read of the feed.
+    pub kept: KeptCommits,
+    /// The version of the checkpoint it was rebuilt from (`None`: from
+    /// version 0).
+    pub checkpoint: Option<u64>,
+}
+
+/// Opens the feed of `start..=end` (see [`ChangeFeed::open`]), of the
+/// table `open` when it is one.
 pub(super) async fn open(
     store: Arc<dyn ObjectStore>,
     paths: TablePaths,
     io: &CheckpointIo,
     start: ChangeBound,
     end: Option<ChangeBound>,
-    known: Option<&TableConfiguration>,
-    read: KeptCommits,
+    open: Option<OpenTable<'_>>,
 ) -> Result<ChangeFeed> {
     let dir = log_dir(paths.root());
     let by_time = matches!(start, ChangeBound::TimestampMs(_))
         || matches!(end, Some(ChangeBound::TimestampMs(_)));
-    let files = match start {
-        ChangeBound::Version(s) if !by_time => list_before(store.as_ref(), &dir, s).await?,
+    let files = match (start, &open) {
+        (ChangeBound::Version(s), Some(t)) if !by_time => {
+            // The open table's checkpoint stands for `_last_checkpoint`
+            // (one round trip fewer): from it when it is at or before the
+            // start and still complete, else from version 0.
+            list_from_checkpoint(store.as_ref(), &dir, t.checkpoint.filter(|&c| c <= s)).await?
+        }
+        (ChangeBound::Version(s), None) if !by_time => list_before(store.as_ref(), &dir, s).await?,
         _ => list_log(store.as_ref(), &dir, 0).await?,
+    };
+    let (known, read) = match open {
+        Some(t) => (Some(t.config), t.kept),
+        None => (None, KeptCommits::default()),
     };
     let Some(latest) = files
         .iter()
@@ -160,15 +180,22 @@ impl Latest {
 /// The log files from the checkpoint `_last_checkpoint` names when it is
 /// at or before `start` and complete, else from version 0.
 async fn list_before(store: &dyn ObjectStore, dir: &Path, start: u64) -> Result<Vec<LogFile>> {
-    if let Some(hint) = read_hint(store, dir).await?
-        && hint.version > 0
-        && hint.version <= start
-    {
-        let files = list_log(store, dir, hint.version).await?;
-        // The hint names a checkpoint that may be gone or incomplete.
-        if LogSegment::build(dir.clone(), &files, Some(hint.version))
-            .is_ok_and(|s| s.checkpoint.is_some())
-        {
+    let hint = read_hint(store, dir).await?;
+    list_from_checkpoint(store, dir, hint.map(|h| h.version).filter(|&v| v <= start)).await
+}
+
+/// The log files from the checkpoint at `checkpoint` when it is still
+/// there and complete, else from version 0.
+async fn list_from_checkpoint(
+    store: &dyn ObjectStore,
+    dir: &Path,
+    checkpoint: Option<u64>,
+) -> Result<Vec<LogFile>> {
+    if let Some(v) = checkpoint.filter(|&v| v > 0) {
+        let files = list_log(store, dir, v).await?;
+        // A checkpoint named by a hint or an earlier open may be gone or
+        // incomplete.
+        if LogSegment::build(dir.clone(), &files, Some(v)).is_ok_and(|s| s.checkpoint.is_some()) {
             return Ok(files);
         }
     }

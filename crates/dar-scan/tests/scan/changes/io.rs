@@ -13,11 +13,11 @@ use dar_testkit::log_json::{add, cdf_on, id_field, metadata, protocol};
 use serde_json::json;
 
 /// On a table just opened, the feed reads no commit its snapshot's replay
-/// read (they are kept, within `KEPT_COMMIT_BYTES`): of the log it reads
-/// only `_last_checkpoint` (missing here) and lists it. The snapshot's
-/// configuration stands for the latest state instead of a second replay.
-/// A table opened at an older version reads the latest state's newer
-/// commits once, and nothing more.
+/// read (they are kept, within `KEPT_COMMIT_BYTES`), nor
+/// `_last_checkpoint` (the snapshot's checkpoint stands for it): of the
+/// log it only lists. The snapshot's configuration stands for the latest
+/// state instead of a second replay. A table opened at an older version
+/// reads the latest state's newer commits once, and nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feed_on_an_open_table_reads_each_commit_once() {
     use dar_io::ObjectClass;
@@ -27,11 +27,8 @@ async fn a_feed_on_an_open_table_reads_each_commit_once() {
         t.append(&id_part(&schema, &[i], "a")).await.unwrap();
     }
     let root = dir.path().join("t");
-    // The missing `_last_checkpoint`; commits 11..=20 after an open at 10.
-    for (table, log_reads) in [
-        (open(&root).await, 1),
-        (open_version(&root, 10).await, 1 + 10),
-    ] {
+    // Commits 11..=20 after an open at 10.
+    for (table, log_reads) in [(open(&root).await, 0), (open_version(&root, 10).await, 10)] {
         let io = table.store().metrics().clone();
         let before = io.snapshot();
         let plan = table.changes(v(5), None).build().await.unwrap();
@@ -176,10 +173,10 @@ fn commit_version(name: &str) -> Option<u64> {
     name.strip_suffix(".json")?.parse().ok()
 }
 
-/// Between versions, the feed lists the log from the checkpoint that
-/// `_last_checkpoint` names when it is at or before the start (the range
-/// and the state before it, never the versions the checkpoint covers);
-/// from version 0 only when the start precedes every checkpoint or a
+/// Between versions, the feed lists the log from the open table's
+/// checkpoint when it is at or before the start (the range and the state
+/// before it, never the versions the checkpoint covers); from version 0
+/// when the start precedes it, when it is gone since the open, or when a
 /// bound is a timestamp (file times are monotonized over all commits).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feed_lists_the_log_from_the_checkpoint_before_its_start() {
@@ -222,6 +219,21 @@ async fn a_feed_lists_the_log_from_the_checkpoint_before_its_start() {
         .await
         .unwrap();
     assert!(recording.lists().iter().all(|l| l.offset.is_none()));
+    // The checkpoint removed since the open: from version 0, same rows.
+    let log = dir.path().join("t/_delta_log");
+    for entry in std::fs::read_dir(&log).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().contains(".checkpoint.") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    recording.clear();
+    let plan = table.changes(v(12), None).build().await.unwrap();
+    assert_eq!(num_rows(&collect(&plan).await), 9);
+    assert_eq!(
+        recording.lists().last().map(|l| l.offset.clone()),
+        Some(None)
+    );
 }
 
 /// A table at `dir/t` of `n` commits, each adding one file `f{v}.parquet`
