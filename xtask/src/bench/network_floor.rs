@@ -42,6 +42,19 @@ pub struct NetworkFloor {
     pub secs: f64,
 }
 
+impl NetworkFloor {
+    /// `bytes` in `rounds` dependent rounds over `link`.
+    fn over(link: Link, bytes: u64, rounds: u32) -> Self {
+        let bandwidth = link.bytes_per_sec.map_or(f64::INFINITY, |b| b as f64);
+        let secs = bytes as f64 / bandwidth + f64::from(rounds) * link.latency.as_secs_f64();
+        NetworkFloor {
+            bytes,
+            rounds,
+            secs,
+        }
+    }
+}
+
 /// The floor of `case` on `table`: [`changes`] for a change feed, else
 /// [`compute`].
 pub fn of_case(
@@ -144,13 +157,7 @@ pub fn compute(
             };
         }
     }
-    let bandwidth = link.bytes_per_sec.map_or(f64::INFINITY, |b| b as f64);
-    let secs = bytes as f64 / bandwidth + f64::from(rounds) * link.latency.as_secs_f64();
-    Ok(NetworkFloor {
-        bytes,
-        rounds,
-        secs,
-    })
+    Ok(NetworkFloor::over(link, bytes, rounds))
 }
 
 /// The floor of the change feed `case` (from version `from`) on `table`
@@ -233,13 +240,7 @@ pub fn changes(
         }
     }
     let rounds = 4;
-    let bandwidth = link.bytes_per_sec.map_or(f64::INFINITY, |b| b as f64);
-    let secs = bytes as f64 / bandwidth + f64::from(rounds) * link.latency.as_secs_f64();
-    Ok(NetworkFloor {
-        bytes,
-        rounds,
-        secs,
-    })
+    Ok(NetworkFloor::over(link, bytes, rounds))
 }
 
 fn log_bytes(table: &Path) -> Result<u64, String> {

@@ -71,19 +71,9 @@ async fn a_feed_reads_again_commits_replaced_since_the_open() {
     );
     // The same versions, other rows (and other commit sizes).
     std::fs::remove_dir_all(dir.path().join("t")).unwrap();
-    let mut t = HandTable::new(dir.path().join("t")).unwrap();
-    for version in 0..6u64 {
-        let name = format!("g{version}.parquet");
-        let size = t
-            .write_parquet(&name, &ids_batch(&[100 + version as i32, 200]))
-            .unwrap();
-        let mut actions = Vec::new();
-        if version == 0 {
-            actions.extend([protocol(), metadata(id_field(), &[], cdf_on())]);
-        }
-        actions.push(add(&name, size, json!({}), None));
-        t.commit(&actions).unwrap();
-    }
+    commits_of(dir.path(), 6, |v| {
+        (format!("g{v}.parquet"), vec![100 + v as i32, 200])
+    });
     let after = table
         .changes(v(0), None)
         .open()
@@ -239,12 +229,16 @@ async fn a_feed_lists_the_log_from_the_checkpoint_before_its_start() {
 /// A table at `dir/t` of `n` commits, each adding one file `f{v}.parquet`
 /// of the row `id = v`, the feed on.
 fn many_commits(dir: &Path, n: u64) {
+    commits_of(dir, n, |v| (format!("f{v}.parquet"), vec![v as i32]));
+}
+
+/// A table at `dir/t` of `n` commits, commit `v` adding the one file
+/// `file(v)` names with the ids it gives, the feed on.
+fn commits_of(dir: &Path, n: u64, file: impl Fn(u64) -> (String, Vec<i32>)) {
     let mut t = HandTable::new(dir.join("t")).unwrap();
     for version in 0..n {
-        let name = format!("f{version}.parquet");
-        let size = t
-            .write_parquet(&name, &ids_batch(&[version as i32]))
-            .unwrap();
+        let (name, ids) = file(version);
+        let size = t.write_parquet(&name, &ids_batch(&ids)).unwrap();
         let mut actions = Vec::new();
         if version == 0 {
             actions.extend([protocol(), metadata(id_field(), &[], cdf_on())]);
