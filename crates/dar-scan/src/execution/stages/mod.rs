@@ -71,7 +71,13 @@ pub(crate) async fn plan(
 ) -> Result<Option<(FooterRead, FileAccess)>> {
     let (state, runtime, running) = ctx.parts();
     let task = Arc::clone(&file.task);
+    let remote = runtime.store_for(&task)?.backend().is_remote();
+    // A replaced DV's side that changes no row is not opened: checked
+    // first locally; on a remote store in the footer's round (a footer
+    // read for nothing is cheaper than a round trip).
+    let paired_in_footer_round = task.paired_dv.is_some() && remote;
     if let Some(paired) = &task.paired_dv
+        && !paired_in_footer_round
         && !dv::pair_changes_rows(&task, paired, runtime, running).await?
     {
         return Ok(None);
@@ -80,23 +86,31 @@ pub(crate) async fn plan(
     // count it is checked against, unless row-group statistics might make
     // it unneeded on a store where a wasted read is cheaper than a round.
     let early_dv = match (&task.deletion_vector, task.num_records, &task.access) {
-        (Some(_), Some(rows), None)
-            if state.pruning_predicate().is_none()
-                || runtime.store_for(&task)?.backend().is_remote() =>
-        {
-            Some(rows)
-        }
+        (Some(_), Some(rows), None) if state.pruning_predicate().is_none() || remote => Some(rows),
         _ => None,
     };
-    let (footer, early) = match early_dv {
-        Some(rows) => {
-            let (footer, dv) = futures::join!(
-                FooterRead::load(file, state, runtime, running),
-                dv::load(&task, rows, runtime, running)
-            );
-            (footer?, Some(dv))
+    let load = async {
+        match early_dv {
+            Some(rows) => {
+                let (footer, dv) = futures::join!(
+                    FooterRead::load(file, state, runtime, running),
+                    dv::load(&task, rows, runtime, running)
+                );
+                Ok::<_, ScanError>((footer?, Some(dv)))
+            }
+            None => Ok((FooterRead::load(file, state, runtime, running).await?, None)),
         }
-        None => (FooterRead::load(file, state, runtime, running).await?, None),
+    };
+    let (footer, early) = match &task.paired_dv {
+        Some(paired) if paired_in_footer_round => {
+            let (changes, loaded) =
+                futures::join!(dv::pair_changes_rows(&task, paired, runtime, running), load);
+            if !changes? {
+                return Ok(None);
+            }
+            loaded?
+        }
+        _ => load.await?,
     };
     if (task.deletion_vector.is_some() || task.paired_dv.is_some())
         && let Some(expected) = task.num_records
