@@ -111,8 +111,13 @@ struct Replayer<'p> {
     kept: KeptCommitsBuilder,
 }
 
-/// The bytes of `f`: from `known` when it holds that file, else read.
-async fn fetch(store: &dyn ObjectStore, known: &KeptCommits, f: &LogFile) -> Result<Bytes> {
+/// The bytes of the commit (or compaction) file `f`: from `known` when it
+/// holds that file, else read; an empty file is an error naming it.
+pub(crate) async fn read_commit_file(
+    store: &dyn ObjectStore,
+    known: &KeptCommits,
+    f: &LogFile,
+) -> Result<Bytes> {
     if let Some(bytes) = known.get(f) {
         return Ok(bytes);
     }
@@ -171,7 +176,11 @@ impl<'p> Replayer<'p> {
             let store = Arc::clone(store);
             let known = known.clone();
             let f = commits[i].clone();
-            async move { fetch(store.as_ref(), &known, &f).await.map(|b| (i, b)) }
+            async move {
+                read_commit_file(store.as_ref(), &known, &f)
+                    .await
+                    .map(|b| (i, b))
+            }
         });
         let mut stream =
             futures::stream::iter(fetches).buffered(commit_readahead(commits, max_ahead));

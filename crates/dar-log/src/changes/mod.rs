@@ -52,11 +52,11 @@ use object_store::ObjectStore;
 
 use crate::actions::Metadata;
 use crate::checkpoint::CheckpointIo;
-use crate::error::{LogError, Result};
+use crate::error::Result;
 use crate::file_index::FileIndex;
-use crate::listing::{KeptCommits, LogFile, read_log_file};
+use crate::listing::{KeptCommits, LogFile};
 use crate::paths::TablePaths;
-use crate::replay::{MAX_COMMIT_READAHEAD, commit_readahead};
+use crate::replay::{MAX_COMMIT_READAHEAD, commit_readahead, read_commit_file};
 use crate::schema::{ColumnMappingMode, StructType};
 use crate::table_configuration::TableConfiguration;
 
@@ -163,6 +163,10 @@ impl ChangeFeed {
     /// or a schema the end's cannot read, at the start or at a commit of
     /// the range is an error of [`ChangeFeed::commits`], naming that
     /// version.
+    ///
+    /// [`LogError::ChangeRange`]: crate::LogError::ChangeRange
+    /// [`LogError::ChangeCommitMissing`]: crate::LogError::ChangeCommitMissing
+    /// [`LogError::ChangeFeedSchema`]: crate::LogError::ChangeFeedSchema
     pub async fn open(
         store: Arc<dyn ObjectStore>,
         paths: TablePaths,
@@ -285,16 +289,6 @@ impl ChangeFeed {
 
     /// The bytes of commit `i` of the range (kept ones are not read).
     async fn read_commit(&self, i: usize) -> Result<bytes::Bytes> {
-        let f = &self.commits[i];
-        if let Some(bytes) = self.read.get(f) {
-            return Ok(bytes);
-        }
-        let bytes = read_log_file(self.store.as_ref(), f).await?;
-        if bytes.is_empty() {
-            return Err(LogError::EmptyCommit {
-                path: f.location.to_string(),
-            });
-        }
-        Ok(bytes)
+        read_commit_file(self.store.as_ref(), &self.read, &self.commits[i]).await
     }
 }

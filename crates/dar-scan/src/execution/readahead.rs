@@ -107,34 +107,30 @@ fn compact(batch: RecordBatch) -> RecordBatch {
 /// views and keep the pages. Views nested in structs or lists are kept as
 /// they are.
 fn compact_views(batch: RecordBatch) -> RecordBatch {
-    use arrow_array::Array;
     use arrow_array::cast::AsArray;
+    use arrow_array::types::ByteViewType;
+    use arrow_array::{Array, GenericByteViewArray};
     use arrow_schema::DataType;
 
-    /// Held bytes worth a copy: more than 16 times the referenced bytes
-    /// and 64 KiB more. A batch of an unfiltered scan references its share
-    /// of a page (a page of up to 16 batches' rows), which later batches
-    /// reference too: copying it would free nothing.
-    fn wasteful(buffers: &[arrow_buffer::Buffer], used: usize) -> bool {
-        let held: usize = buffers.iter().map(arrow_buffer::Buffer::len).sum();
-        held > 16 * used + 64 * 1024
+    /// `a` garbage-collected when its data buffers hold more than 16
+    /// times the bytes its views reference and 64 KiB more. A batch of an
+    /// unfiltered scan references its share of a page (a page of up to 16
+    /// batches' rows), which later batches reference too: copying it
+    /// would free nothing.
+    fn gc_if_wasteful<T: ByteViewType>(
+        a: &GenericByteViewArray<T>,
+    ) -> Option<arrow_array::ArrayRef> {
+        let held: usize = a.data_buffers().iter().map(arrow_buffer::Buffer::len).sum();
+        (held > 16 * a.total_buffer_bytes_used() + 64 * 1024).then(|| Arc::new(a.gc()) as _)
     }
     let mut changed = false;
     let columns: Vec<arrow_array::ArrayRef> = batch
         .columns()
         .iter()
         .map(|c| {
-            let gc: Option<arrow_array::ArrayRef> = match c.data_type() {
-                DataType::Utf8View => {
-                    let a = c.as_string_view();
-                    wasteful(a.data_buffers(), a.total_buffer_bytes_used())
-                        .then(|| Arc::new(a.gc()) as _)
-                }
-                DataType::BinaryView => {
-                    let a = c.as_binary_view();
-                    wasteful(a.data_buffers(), a.total_buffer_bytes_used())
-                        .then(|| Arc::new(a.gc()) as _)
-                }
+            let gc = match c.data_type() {
+                DataType::Utf8View => gc_if_wasteful(c.as_string_view()),
+                DataType::BinaryView => gc_if_wasteful(c.as_binary_view()),
                 _ => None,
             };
             changed |= gc.is_some();

@@ -44,6 +44,19 @@ pub fn int64s(batches: &[RecordBatch], column: usize) -> Vec<i64> {
         .collect()
 }
 
+/// The `a` values of the rows of `t` that `filter` keeps, in file order,
+/// and the scan's metrics.
+pub async fn a_where(t: &Table, filter: &str) -> (Vec<i64>, dar_scan::MetricsSnapshot) {
+    let plan = t
+        .scan()
+        .with_columns(["a"])
+        .with_predicate_sql(filter)
+        .build()
+        .unwrap();
+    let rows = int64s(&collect(&plan).await, 0);
+    (rows, plan.metrics().snapshot())
+}
+
 pub fn num_rows(batches: &[RecordBatch]) -> usize {
     batches.iter().map(|b| b.num_rows()).sum()
 }

@@ -11,7 +11,7 @@ use dar_testkit::TableWriter;
 use object_store::ObjectStore;
 use object_store::memory::InMemory;
 
-use crate::common::{collect, int64s};
+use crate::common::a_where;
 
 const ROWS: i64 = 10_000;
 
@@ -54,15 +54,8 @@ async fn table() -> Table {
 /// The `a` values of the rows `filter` keeps, and the rows the row filter
 /// evaluated and dropped.
 async fn run(t: &Table, filter: &str) -> (Vec<i64>, u64, u64) {
-    let plan = t
-        .scan()
-        .with_columns(["a"])
-        .with_predicate_sql(filter)
-        .build()
-        .unwrap();
-    let mut a = int64s(&collect(&plan).await, 0);
+    let (mut a, m) = a_where(t, filter).await;
     a.sort_unstable();
-    let m = plan.metrics().snapshot();
     (a, m.rows_filter_evaluated, m.rows_filtered)
 }
 

@@ -19,7 +19,7 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
 
-use crate::common::{collect, int64s};
+use crate::common::{a_where, collect, int64s};
 
 pub(crate) const FILES: i64 = 4;
 pub(crate) const ROWS: i64 = 16_000;
@@ -359,19 +359,6 @@ async fn slow_remote_table(memory: &Arc<InMemory>) -> (Arc<FaultStore<Arc<InMemo
         slow,
         Table::from_store(store, TableOptions::new()).await.unwrap(),
     )
-}
-
-/// The `a` values of the rows of `t` that `filter` keeps, in file order,
-/// and the scan's metrics.
-async fn a_where(t: &Table, filter: &str) -> (Vec<i64>, dar_scan::MetricsSnapshot) {
-    let plan = t
-        .scan()
-        .with_columns(["a"])
-        .with_predicate_sql(filter)
-        .build()
-        .unwrap();
-    let rows = int64s(&collect(&plan).await, 0);
-    (rows, plan.metrics().snapshot())
 }
 
 /// On object storage a file of a few row groups is read in parts, one a
