@@ -184,3 +184,14 @@ def test_each_commit_has_its_own_kind_of_timestamp(tmp_path):
             (r["_commit_version"], int(r["_commit_timestamp"].timestamp() * 1000)) for r in rows
         )
         assert got == [(v, expected[v]) for v in range(start, end + 1)], (start, end)
+
+
+def test_the_feed_reads_no_commit_the_open_read(testdata):
+    """The commits the table's open read are kept: the feed's run reads no
+    log file (as `dar changes` and the Rust API), and gives every row."""
+    t = dar.Table(testdata / "kernel" / "cdf-table-simple")
+    scan = t.changes(0)
+    assert scan.to_table().num_rows == 25
+    classes = scan.metrics()["io"]["classes"]
+    assert classes.get("log", {"requests": 0})["requests"] == 0, classes
+    assert classes["footer"]["requests"] >= 1, classes

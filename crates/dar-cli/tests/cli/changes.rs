@@ -291,3 +291,33 @@ fn each_commit_has_its_own_kind_of_timestamp() {
         assert_eq!(v["in_commit_timestamps_since"], serde_json::json!(since));
     }
 }
+
+/// `dar changes` reads no log file its table's open just read: the
+/// commits the open's replay kept are not fetched again, nor
+/// `_last_checkpoint` (the scan's I/O has no log class), and the open's
+/// own log reads are the missing hint and the three commits.
+#[test]
+fn the_feed_reads_no_log_file_the_open_read() {
+    let Some(path) = dar_testdata::table("kernel/cdf-table-simple") else {
+        return;
+    };
+    let out = dar()
+        .args(["changes", &arg(&path), "--from", "0", "--stats"])
+        .args(["--format", "csv", "--output", "-"])
+        .assert()
+        .success()
+        .get_output()
+        .stderr
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let line = |prefix: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} line in {text}"))
+            .to_string()
+    };
+    assert!(line("io (log):").contains("log 4 "), "{text}");
+    let scan = line("io (scan):");
+    assert!(!scan.contains("log "), "{scan}");
+    assert!(scan.contains("footer"), "{scan}");
+}
