@@ -4,7 +4,7 @@
 //! (a storage option) is left to [`crate::table`], so that clap never echoes
 //! it in an error.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -353,7 +353,7 @@ pub struct RowsArgs {
     #[arg(long, value_enum, default_value_t = ScanFormat::Table)]
     pub format: ScanFormat,
 
-    /// Write to FILE instead of standard output.
+    /// Write to FILE instead of standard output (`-`: standard output).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -440,7 +440,7 @@ pub struct SqlArgs {
     #[arg(long, value_enum, default_value_t = ScanFormat::Table)]
     pub format: ScanFormat,
 
-    /// Write to FILE instead of standard output.
+    /// Write to FILE instead of standard output (`-`: standard output).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -483,4 +483,10 @@ pub struct SqlArgs {
     #[arg(long, value_name = "MIB", requires = "workers",
           value_parser = clap::value_parser!(u32).range(1..=4095))]
     pub max_message_mib: Option<u32>,
+}
+
+/// The file an `--output` flag names: `None` for standard output (no flag,
+/// or `-` as the usual name for it).
+pub fn output_file(output: &Option<PathBuf>) -> Option<&Path> {
+    output.as_deref().filter(|p| p.as_os_str() != "-")
 }

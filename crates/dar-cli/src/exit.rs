@@ -230,7 +230,7 @@ fn writes_to_stdout(cli: &Cli) -> bool {
         Command::Sql(args) => &args.output,
         _ => return true,
     };
-    output.is_none()
+    crate::cli::output_file(output).is_none()
 }
 
 fn fail(e: &CliError) -> ExitCode {

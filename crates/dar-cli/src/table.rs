@@ -29,7 +29,11 @@ pub fn parse_storage_options(entries: &[String]) -> Result<StorageOptions, CliEr
 /// `options` with the caches of a one-shot command: no memory tier (one
 /// scan reads each byte once), the disk tier of `--cache-dir` if given.
 pub fn with_cache(options: TableOptions, cache: &CacheArgs) -> TableOptions {
-    let options = options.with_data_cache_bytes(0);
+    with_disk_cache(options.with_data_cache_bytes(0), cache)
+}
+
+/// `options` with the disk tier of `--cache-dir` if given.
+fn with_disk_cache(options: TableOptions, cache: &CacheArgs) -> TableOptions {
     match &cache.cache_dir {
         Some(dir) => {
             let options = options.with_cache_dir(dir);
@@ -42,13 +46,17 @@ pub fn with_cache(options: TableOptions, cache: &CacheArgs) -> TableOptions {
     }
 }
 
+/// The storage options and path confinement of `args`.
+fn store_options(args: &TableArgs) -> Result<TableOptions, CliError> {
+    Ok(TableOptions::new()
+        .with_storage_options(parse_storage_options(&args.storage_options)?)
+        .with_paths_confined_to_root(args.confine_paths))
+}
+
 /// The table options for `args` (version, storage options, confinement,
 /// cache directory).
 pub fn table_options(args: &TableArgs) -> Result<TableOptions, CliError> {
-    let mut options = TableOptions::new()
-        .with_storage_options(parse_storage_options(&args.storage_options)?)
-        .with_paths_confined_to_root(args.confine_paths);
-    options = with_cache(options, &args.cache);
+    let mut options = with_cache(store_options(args)?, &args.cache);
     if let Some(v) = args.version {
         options = options.with_version(v);
     }
@@ -61,6 +69,16 @@ pub fn table_options(args: &TableArgs) -> Result<TableOptions, CliError> {
 /// Opens the table of `args`.
 pub async fn open(args: &TableArgs) -> Result<Table, CliError> {
     let options = table_options(args)?;
+    Ok(Table::open_with(&args.table, options).await?)
+}
+
+/// Opens the table of `args` for a change data feed, with the library's
+/// memory tier of fetched bytes (on object storage; off on local disk): a
+/// feed reads a data file in each commit that adds or removes it, so a
+/// file added and later removed within the range is fetched once, as by
+/// the library and the Python package.
+pub async fn open_for_feed(args: &TableArgs) -> Result<Table, CliError> {
+    let options = with_disk_cache(store_options(args)?, &args.cache);
     Ok(Table::open_with(&args.table, options).await?)
 }
 

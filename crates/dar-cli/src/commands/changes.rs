@@ -58,10 +58,10 @@ async fn open(table: &Table, args: &ChangesArgs) -> Result<ChangeScan, CliError>
 
 /// Runs `dar changes`.
 pub async fn run(args: &ChangesArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
-    check_output(args.rows.format, args.rows.output.as_deref())?;
+    check_output(args.rows.format, crate::cli::output_file(&args.rows.output))?;
     bounds(args)?;
     let started = Instant::now();
-    let table = crate::table::open(&TableArgs {
+    let table = crate::table::open_for_feed(&TableArgs {
         table: args.table.clone(),
         version: None,
         timestamp: None,

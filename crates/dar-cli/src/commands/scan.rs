@@ -101,7 +101,7 @@ impl<'a> Rows<'a> {
     pub(crate) fn new(args: &'a RowsArgs, expected_rows: Option<u64>) -> Self {
         Self {
             format: args.format,
-            output: args.output.as_deref(),
+            output: crate::cli::output_file(&args.output),
             expected_rows,
             stats: args.stats,
         }
@@ -202,7 +202,7 @@ pub(crate) async fn interrupted() {
 }
 
 fn check_args(args: &ScanArgs) -> Result<(), CliError> {
-    check_output(args.rows.format, args.rows.output.as_deref())
+    check_output(args.rows.format, crate::cli::output_file(&args.rows.output))
 }
 
 /// Whether `--format` and `--output` fit together (shared by `dar sql`).

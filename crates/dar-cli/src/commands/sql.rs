@@ -49,7 +49,7 @@ pub async fn run(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliErr
 }
 
 async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
-    check_output(args.format, args.output.as_deref())?;
+    check_output(args.format, crate::cli::output_file(&args.output))?;
     let storage = parse_storage_options(&args.storage_options)?;
     // `--explain` reads the kept files' footers while planning, so that the
     // plan shows the row groups and pages each scan keeps.
@@ -96,7 +96,7 @@ async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError
     }
     let mut stream = df.execute_stream().await.map_err(sql_error)?;
     let schema = stream.schema();
-    match &args.output {
+    match crate::cli::output_file(&args.output) {
         Some(path) => {
             // Rows go to a temporary file renamed over `path` only once the
             // query has succeeded: a failed query (a worker lost, a bad

@@ -257,3 +257,60 @@ fn ctrl_c_leaves_the_old_file_and_no_partial_one() {
     assert_eq!(fs::read_to_string(&out).unwrap(), "precious");
     assert_eq!(entries(dir.path()), ["rows.csv"], "no partial file left");
 }
+
+/// `--output -` is standard output, as in most tools, for every command
+/// that writes rows: the rows are those without the flag, and no file
+/// named `-` appears in the working directory.
+#[test]
+fn output_dash_is_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let feed = dir.path().join("feed");
+    dar_testkit::write_ict_toggled_table(&feed).unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let mut commands: Vec<Vec<String>> = vec![
+        vec!["scan".into(), arg(&sample())],
+        vec!["changes".into(), arg(&feed), "--from".into(), "0".into()],
+    ];
+    if cfg!(feature = "sql") {
+        commands.push(vec![
+            "sql".into(),
+            "SELECT count(*) AS n FROM t".into(),
+            "--table".into(),
+            format!("t={}", arg(&sample())),
+        ]);
+    }
+    for command in commands {
+        let rows = |extra: &[&str]| {
+            dar()
+                .current_dir(cwd.path())
+                .args(&command)
+                .args(["--format", "csv"])
+                .args(extra)
+                .assert()
+                .success()
+                .get_output()
+                .stdout
+                .clone()
+        };
+        let plain = rows(&[]);
+        assert!(!plain.is_empty(), "{command:?}");
+        assert_eq!(rows(&["--output", "-"]), plain, "{command:?}");
+        assert_eq!(rows(&["-o", "-"]), plain, "{command:?}");
+        assert!(entries(cwd.path()).is_empty(), "{command:?}");
+    }
+    // Parquet still needs a file.
+    dar()
+        .current_dir(cwd.path())
+        .args([
+            "scan",
+            &arg(&sample()),
+            "--format",
+            "parquet",
+            "--output",
+            "-",
+        ])
+        .assert()
+        .failure()
+        .code(1);
+    assert!(entries(cwd.path()).is_empty());
+}

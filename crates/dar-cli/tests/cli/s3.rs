@@ -183,3 +183,58 @@ async fn a_second_run_with_a_cache_dir_fetches_no_footer_or_page() {
         "{err}"
     );
 }
+
+/// `dar changes` over S3 fetches a data file once when the feed reads it
+/// in two commits (added in one, removed in the next): the second read
+/// comes from the memory tier a feed keeps, and the rows are the local
+/// copy's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_fetches_a_file_it_reads_in_two_commits_once() {
+    let Some(path) = dar_testdata::table("kernel/cdf-table-simple") else {
+        return;
+    };
+    let server = S3Server::start().await.unwrap();
+    server.create_bucket("feed-bucket").await.unwrap();
+    server.upload_dir(&path, "feed-bucket", "cdf").unwrap();
+    let feed = |table: &str| {
+        let mut cmd = dar_without_aws_env();
+        cmd.args(["changes", table, "--from", "0", "--stats"])
+            .args(["--format", "csv", "--output", "-"])
+            .envs(server.env());
+        cmd
+    };
+    let local = run(feed(&path.display().to_string())).await;
+    let remote = run(feed("s3://feed-bucket/cdf")).await;
+    for out in [&local, &remote] {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The rows without `_commit_timestamp`, the last column: these commits
+    // have no in-commit timestamps, and an upload's modification time is
+    // not the local file's.
+    let sorted = |out: &std::process::Output| {
+        let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.rsplit_once(',').map_or(l, |(rest, _)| rest).to_string())
+            .collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(sorted(&remote), sorted(&local));
+    assert_eq!(sorted(&local).len(), 26);
+    // Version 0 adds the table's two files and version 1 removes both:
+    // each is fetched for its insert rows and found in memory for its
+    // delete rows.
+    let (io, cache_line) = stats_lines(&remote.stderr);
+    let hits: u64 = cache_line
+        .trim_start()
+        .trim_start_matches("cache:")
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no hit count in {cache_line}"));
+    assert!(hits >= 2, "{cache_line} / {io}");
+}
