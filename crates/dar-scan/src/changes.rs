@@ -55,8 +55,15 @@ pub const COMMIT_VERSION: &str = CHANGE_COLUMNS[1];
 /// The `_commit_timestamp` column.
 pub const COMMIT_TIMESTAMP: &str = CHANGE_COLUMNS[2];
 
-/// Change files in flight per file a local scan keeps in flight.
-const LOCAL_CHANGE_FILES_PER_CORE: usize = 4;
+/// Change files in flight per file a scan keeps in flight (on object
+/// storage: while they are small, see [`SMALL_CHANGE_FILE_BYTES`]).
+const CHANGE_FILES_PER_SCAN_FILE: usize = 4;
+
+/// On object storage, what the change files in flight beyond a scan's
+/// may hold in all (their sizes by the log): a feed's files are mostly a
+/// commit's few small ones, each a round trip, so 64 at a time took a
+/// round trip per 64 files; more small ones run together within this.
+const SMALL_CHANGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The three change columns, declared non-null.
 fn change_fields() -> [Field; 3] {
@@ -172,15 +179,21 @@ impl ChangesBuilder {
         let table = self.table.clone();
         let mut runtime = runtime_for(&table, self.options.concurrency());
         let store = table.store();
-        if self.options.concurrency().is_none() && !store.backend().is_remote() {
-            // A feed's files are one commit's each, mostly small: with one
-            // file per core, cores wait on each file's few reads (handed to
-            // blocking threads); more in flight keep them busy, within the
-            // same read-ahead budget.
-            runtime = runtime.with_concurrency(
-                LOCAL_CHANGE_FILES_PER_CORE
-                    * crate::execution::runtime::default_files_in_flight(false),
-            );
+        if self.options.concurrency().is_none() {
+            let remote = store.backend().is_remote();
+            let more = CHANGE_FILES_PER_SCAN_FILE
+                * crate::execution::runtime::default_files_in_flight(remote);
+            runtime = if remote {
+                // Each small file is one round trip (read whole): up to
+                // `more` of them at once, within the byte bound.
+                runtime.with_small_files_in_flight(more, SMALL_CHANGE_FILE_BYTES)
+            } else {
+                // A feed's files are one commit's each, mostly small: with
+                // one file per core, cores wait on each file's few reads
+                // (handed to blocking threads); more in flight keep them
+                // busy, within the same read-ahead budget.
+                runtime.with_concurrency(more)
+            };
         }
         let io = CheckpointIo::new()
             .with_store_id(store.store_id().clone())
@@ -320,11 +333,11 @@ impl ChangeScan {
         Ok(ScanPlan::new(self.context.clone(), tasks))
     }
 
-    /// The commits of the range, read as many ahead as the scan has files
-    /// in flight (64 on object storage, where each read is a round trip),
-    /// at least 8.
+    /// The commits of the range, read as many ahead as the scan may have
+    /// files in flight (up to 256 small ones on object storage, where each
+    /// read is a round trip), at least 8.
     fn commits(&self) -> BoxStream<'static, dar_log::Result<CommitChanges>> {
-        let ahead = self.context.runtime().files_in_flight().max(8);
+        let ahead = self.context.runtime().admission().max_files.max(8);
         self.feed.commits_ahead(ahead)
     }
 

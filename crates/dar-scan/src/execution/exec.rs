@@ -26,7 +26,7 @@ use futures::{FutureExt, StreamExt};
 use crate::errors::error::Result;
 use crate::execution::context::ScanContext;
 use crate::execution::limit::LimitStream;
-use crate::execution::readahead;
+use crate::execution::readahead::{self, Admission};
 use crate::execution::stages::{self, Batches};
 use crate::planning::task::ScanTask;
 
@@ -99,7 +99,7 @@ fn spawned_files(
     ctx: &ScanContext,
     tasks: TaskStream,
     parts: usize,
-    concurrency: usize,
+    admission: Admission,
 ) -> Batches {
     let file_ctx = ctx.clone();
     // Called as the consumer pulls the file in: inside its runtime.
@@ -114,10 +114,12 @@ fn spawned_files(
         readahead::spawn_file(path, batches, &file_ctx.running().read_ahead)
     };
     if ctx.state().spec.ordered {
-        // The file being consumed plus the next ones, all running.
-        readahead::InOrder::new(tasks.map(file), concurrency).boxed()
+        // The file being consumed plus the next ones, all running. A file
+        // of unknown size is never one of the small ones.
+        let size = |t: &Result<ScanTask>| t.as_ref().map_or(0, |t| t.size.unwrap_or(u64::MAX));
+        readahead::InOrder::new(tasks, file, size, admission).boxed()
     } else {
-        tasks.map(file).flatten_unordered(concurrency).boxed()
+        tasks.map(file).flatten_unordered(admission.files).boxed()
     }
 }
 
@@ -146,7 +148,7 @@ fn run_tasks(ctx: &ScanContext, tasks: TaskStream, parts: usize) -> Batches {
     let (state, runtime, running) = ctx.parts();
     let concurrency = runtime.files_in_flight();
     let batches = match state.spec.limit {
-        None => spawned_files(ctx, tasks, parts, concurrency),
+        None => spawned_files(ctx, tasks, parts, runtime.admission()),
         // A limit without a predicate is met by the first files: open them
         // one at a time so no further file is touched.
         Some(_) if state.predicate.is_none() => inline_files(ctx, tasks, 1),

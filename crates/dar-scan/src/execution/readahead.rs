@@ -286,50 +286,113 @@ fn stop_reason(e: tokio::task::JoinError) -> String {
     }
 }
 
-/// Files in plan order with up to `in_flight` of them started at once: the
-/// one being consumed and the next ones, each already running on its task
-/// (started here, not when the consumer reaches it). The files come from a
-/// stream, so a plan can hand them over as it finds them (a change data
-/// feed, commit by commit): a file not yet available never holds up the
-/// ones running.
-pub(crate) struct InOrder<S> {
-    files: S,
-    /// Whether `files` has ended.
-    listed: bool,
-    running: VecDeque<BoxStream<'static, Result<RecordBatch>>>,
-    in_flight: usize,
+/// How many files of a scan run at once: always up to `files`, and up
+/// to `max_files` while the sizes of all running files (as the log gives
+/// them) sum to at most `small_bytes`. The files beyond `files` are small
+/// ones then, each fetching at most its size: a change data feed of many
+/// small files reads them in one round trip instead of several, with
+/// what they hold bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Admission {
+    /// Files that may always run at once (at least 1).
+    pub files: usize,
+    /// Files that may run at once while they are small.
+    pub max_files: usize,
+    /// What the running files' sizes may sum to for more than `files` of
+    /// them to run.
+    pub small_bytes: u64,
 }
 
-impl<S> InOrder<S> {
-    pub(crate) fn new(files: S, in_flight: usize) -> Self {
+impl Admission {
+    /// Up to `files` at once, whatever their sizes.
+    pub(crate) fn files(files: usize) -> Self {
+        Self {
+            files: files.max(1),
+            max_files: files.max(1),
+            small_bytes: 0,
+        }
+    }
+
+    /// Whether a file of `size` bytes may start while `running` files of
+    /// `running_bytes` run.
+    fn admits(&self, running: usize, running_bytes: u64, size: u64) -> bool {
+        running < self.files
+            || (running < self.max_files && running_bytes.saturating_add(size) <= self.small_bytes)
+    }
+}
+
+/// Files in plan order, as many started at once as an [`Admission`]
+/// allows: the one being consumed and the next ones, each already running
+/// on its task (started here, not when the consumer reaches it). The
+/// files come from a stream, so a plan can hand them over as it finds
+/// them (a change data feed, commit by commit): a file not yet available
+/// never holds up the ones running. A file is started by `start` only
+/// once admitted, its size told by `size`.
+pub(crate) struct InOrder<S, T, F> {
+    files: S,
+    /// The next file, waiting for room.
+    next: Option<T>,
+    start: F,
+    size: fn(&T) -> u64,
+    admission: Admission,
+    /// Whether `files` has ended.
+    listed: bool,
+    /// The running files with their sizes, in order.
+    running: VecDeque<(u64, BoxStream<'static, Result<RecordBatch>>)>,
+    running_bytes: u64,
+}
+
+impl<S, T, F> InOrder<S, T, F> {
+    pub(crate) fn new(files: S, start: F, size: fn(&T) -> u64, admission: Admission) -> Self {
         Self {
             files,
+            next: None,
+            start,
+            size,
+            admission,
             listed: false,
             running: VecDeque::new(),
-            in_flight: in_flight.max(1),
+            running_bytes: 0,
         }
     }
 }
 
-impl<S> Stream for InOrder<S>
+impl<S, T, F> Stream for InOrder<S, T, F>
 where
-    S: Stream<Item = BoxStream<'static, Result<RecordBatch>>> + Unpin,
+    S: Stream<Item = T> + Unpin,
+    T: Unpin,
+    F: FnMut(T) -> BoxStream<'static, Result<RecordBatch>> + Unpin,
 {
     type Item = Result<RecordBatch>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         loop {
-            while !this.listed && this.running.len() < this.in_flight {
-                match this.files.poll_next_unpin(cx) {
-                    Poll::Ready(Some(file)) => this.running.push_back(file),
-                    Poll::Ready(None) => this.listed = true,
-                    // Woken when the next file is available.
-                    Poll::Pending => break,
+            loop {
+                if this.next.is_none() && !this.listed {
+                    match this.files.poll_next_unpin(cx) {
+                        Poll::Ready(Some(file)) => this.next = Some(file),
+                        Poll::Ready(None) => this.listed = true,
+                        // Woken when the next file is available.
+                        Poll::Pending => {}
+                    }
                 }
+                let Some(file) = this.next.take() else { break };
+                let size = (this.size)(&file);
+                if !this
+                    .admission
+                    .admits(this.running.len(), this.running_bytes, size)
+                {
+                    // Admitted when a running file ends (this loop runs
+                    // again then).
+                    this.next = Some(file);
+                    break;
+                }
+                this.running_bytes = this.running_bytes.saturating_add(size);
+                this.running.push_back((size, (this.start)(file)));
             }
-            let Some(front) = this.running.front_mut() else {
-                return if this.listed {
+            let Some((_, front)) = this.running.front_mut() else {
+                return if this.listed && this.next.is_none() {
                     Poll::Ready(None)
                 } else {
                     Poll::Pending
@@ -337,7 +400,9 @@ where
             };
             match front.poll_next_unpin(cx) {
                 Poll::Ready(None) => {
-                    this.running.pop_front();
+                    if let Some((size, _)) = this.running.pop_front() {
+                        this.running_bytes = this.running_bytes.saturating_sub(size);
+                    }
                 }
                 other => return other,
             }
@@ -485,9 +550,9 @@ mod tests {
     async fn in_order_starts_the_next_files_before_the_first_is_done() {
         let budget = Arc::new(ReadAhead::new(1 << 20));
         let started = Arc::new(AtomicUsize::new(0));
-        let files = (0..4i64).map({
+        let start = {
             let (budget, started) = (Arc::clone(&budget), Arc::clone(&started));
-            move |f| {
+            move |f: i64| {
                 let started = Arc::clone(&started);
                 let file = futures::stream::once(async move {
                     started.fetch_add(1, Ordering::SeqCst);
@@ -499,8 +564,13 @@ mod tests {
                 .boxed();
                 spawn_file(format!("f{f}"), file, &budget)
             }
-        });
-        let mut s = InOrder::new(futures::stream::iter(files), 3);
+        };
+        let mut s = InOrder::new(
+            futures::stream::iter(0..4i64),
+            start,
+            |_| 0,
+            Admission::files(3),
+        );
         let first = s.next().await.unwrap().unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         // Files 0, 1 and 2 run; file 3 waits for a free place.
@@ -517,6 +587,64 @@ mod tests {
             })
             .collect();
         assert_eq!(firsts, vec![0, 1, 2, 1, 11, 12, 2, 21, 22, 3, 31, 32]);
+    }
+
+    /// Beyond `files`, a file starts only while the running files' sizes
+    /// and its own fit `small_bytes`; a large file waits for the running
+    /// ones to end (and never waits alone), and order is kept.
+    #[test]
+    fn small_files_beyond_the_count_start_while_their_sizes_fit() {
+        let started = Arc::new(AtomicUsize::new(0));
+        let start = {
+            let started = Arc::clone(&started);
+            move |(_, n): (u64, i64)| {
+                started.fetch_add(1, Ordering::SeqCst);
+                futures::stream::iter([Ok(batch(n)), Ok(batch(n))]).boxed()
+            }
+        };
+        let files = [(4, 0), (4, 1), (4, 2), (100, 3), (1, 4), (1, 5)];
+        let admission = Admission {
+            files: 1,
+            max_files: 3,
+            small_bytes: 10,
+        };
+        let s = InOrder::new(
+            futures::stream::iter(files),
+            start,
+            |(size, _)| *size,
+            admission,
+        );
+        // Each batch's file, with how many files had started when it came.
+        let seen: Vec<(i64, usize)> = futures::executor::block_on(
+            s.map(|b| {
+                let b = b.unwrap();
+                let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                (c.value(0), started.load(Ordering::SeqCst))
+            })
+            .collect(),
+        );
+        assert_eq!(
+            seen,
+            [
+                // 0 and 1 (8 bytes) run; 2 would make 12.
+                (0, 2),
+                (0, 2),
+                // 0 ended: 2 joins 1.
+                (1, 3),
+                (1, 3),
+                // 3 (100 bytes) waits for 1 and 2 to end, then runs
+                // alone; 4 waits for it.
+                (2, 3),
+                (2, 3),
+                (3, 4),
+                (3, 4),
+                // 4 and 5 run together.
+                (4, 6),
+                (4, 6),
+                (5, 6),
+                (5, 6),
+            ]
+        );
     }
 
     #[test]

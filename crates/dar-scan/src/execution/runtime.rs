@@ -12,6 +12,7 @@ use dar_dv::DvCache;
 use dar_io::{StorageOptions, TableStore, redact_uri};
 
 use crate::errors::error::{Result, ScanError};
+use crate::execution::readahead::Admission;
 use crate::planning::task::ScanTask;
 
 /// Default byte budget of a table's deletion-vector cache.
@@ -48,6 +49,9 @@ pub struct ScanRuntime {
     /// `None`: [`default_files_in_flight`] for the store.
     pub(crate) concurrency: Option<usize>,
     pub(crate) read_ahead_bytes: usize,
+    /// More files in flight while they are small: at most this many, of
+    /// at most these bytes in all (see [`Admission`]).
+    pub(crate) small_files: Option<(usize, u64)>,
 }
 
 impl ScanRuntime {
@@ -63,6 +67,7 @@ impl ScanRuntime {
             dv_cache: Arc::new(DvCache::new(DEFAULT_DV_CACHE_BYTES)),
             concurrency: None,
             read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
+            small_files: None,
         }
     }
 
@@ -91,6 +96,26 @@ impl ScanRuntime {
     pub(crate) fn files_in_flight(&self) -> usize {
         self.concurrency
             .unwrap_or_else(|| default_files_in_flight(self.store.backend().is_remote()))
+    }
+
+    /// Up to `max_files` in flight while their sizes sum to at most
+    /// `small_bytes` (besides [`Self::files_in_flight`] of any size).
+    pub(crate) fn with_small_files_in_flight(mut self, max_files: usize, small_bytes: u64) -> Self {
+        self.small_files = Some((max_files, small_bytes));
+        self
+    }
+
+    /// How many files run at once.
+    pub(crate) fn admission(&self) -> Admission {
+        let files = self.files_in_flight().max(1);
+        match self.small_files {
+            Some((max_files, small_bytes)) => Admission {
+                files,
+                max_files: max_files.max(files),
+                small_bytes,
+            },
+            None => Admission::files(files),
+        }
     }
 
     /// A store for data files on another store (see

@@ -290,3 +290,44 @@ async fn rows_of_the_first_commits_come_before_later_commits_are_read() {
     assert_eq!(commits_read(), 40);
     assert_eq!(plan.tasks().len(), 40);
 }
+
+/// On object storage a feed reads many small change files together:
+/// beyond the 64 files a scan keeps in flight, while their sizes stay
+/// within a bound, so 150 one-row files take one round trip, not three.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_small_change_files_are_read_together_on_object_storage() {
+    use std::time::Duration;
+
+    use dar_io::testing::FaultStore;
+    use object_store::ObjectStore;
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = HandTable::new(dir.path().join("t")).unwrap();
+    let mut actions = vec![protocol(), metadata(id_field(), &[], cdf_on())];
+    for i in 0..150 {
+        let name = format!("f{i}.parquet");
+        let size = t.write_parquet(&name, &ids_batch(&[i])).unwrap();
+        actions.push(add(&name, size, json!({}), None));
+    }
+    t.commit(&actions).unwrap();
+    let local = LocalFileSystem::new_with_prefix(dir.path()).unwrap();
+    let slow = Arc::new(RecordingStore::new(local));
+    let gate = Arc::new(FaultStore::new(Arc::clone(&slow)));
+    // An `s3://` table (a remote store's defaults) read through the gate.
+    let store = dar_io::TableStore::builder("s3://bucket/t")
+        .with_store(Arc::clone(&gate) as Arc<dyn ObjectStore>)
+        .build()
+        .unwrap();
+    let table = dar_scan::Table::from_store(store, dar_scan::TableOptions::new())
+        .await
+        .unwrap();
+    let opened = gate.max_in_flight();
+    slow.set_delay(Duration::from_millis(30));
+    let scan = table.changes(v(0), None).open().await.unwrap();
+    let rows = scan.collect().await.unwrap();
+    assert_eq!(num_rows(&rows), 150);
+    assert!(
+        gate.max_in_flight() > 64,
+        "reads in flight: {} (after opening: {opened})",
+        gate.max_in_flight()
+    );
+}
