@@ -37,8 +37,13 @@ fn io_line(io: &IoSnapshot) -> String {
         format!(": {}", classes.join(", "))
     };
     let requests = io.requests();
+    let lists = match io.lists {
+        0 => String::new(),
+        1 => "; 1 listing".to_string(),
+        n => format!("; {n} listings"),
+    };
     format!(
-        "{requests} request{}, {}{detail}",
+        "{requests} request{}, {}{detail}{lists}",
         if requests == 1 { "" } else { "s" },
         human_bytes(io.bytes())
     )

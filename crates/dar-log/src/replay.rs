@@ -91,6 +91,11 @@ pub struct ReplayState {
     /// The version of the checkpoint this state was rebuilt from (`None`:
     /// from version 0).
     pub checkpoint_version: Option<u64>,
+    /// The log files this state was rebuilt from, as a listing from its
+    /// checkpoint (see [`LogSegment::as_listing`]): a change feed whose
+    /// range they cover lists nothing again. `None` past
+    /// [`crate::listing::KEPT_LISTING_FILES`].
+    pub listing: Option<Arc<[LogFile]>>,
 }
 
 /// Accumulates state while walking commits newest first.
@@ -294,6 +299,7 @@ impl<'p> Replayer<'p> {
         commit_file: Option<LogFile>,
         older_adds: Vec<AddColumns>,
         checkpoint_version: Option<u64>,
+        listing: Option<Arc<[LogFile]>>,
     ) -> Result<ReplayState> {
         let protocol = self.protocol.ok_or_else(|| LogError::MissingProtocol {
             log_dir: seg_log_dir.to_string(),
@@ -321,6 +327,7 @@ impl<'p> Replayer<'p> {
             adds,
             kept_commits: self.kept.finish(),
             checkpoint_version,
+            listing,
         })
     }
 }
@@ -377,6 +384,7 @@ pub async fn replay_segment(
         seg.version_commit.clone(),
         older,
         checkpoint,
+        seg.as_listing(),
     )
 }
 
@@ -401,11 +409,19 @@ pub async fn replay_onto(
         old.domains.values().cloned(),
         old.adds.clone(),
     )?;
+    // The old listing and the new commits: a listing from the same
+    // checkpoint.
+    let listing = old.listing.as_ref().and_then(|l| {
+        let files = l.len() + commits.len();
+        (files <= crate::listing::KEPT_LISTING_FILES)
+            .then(|| l.iter().chain(commits).cloned().collect::<Arc<[LogFile]>>())
+    });
     r.finish(
         log_dir,
         last.version,
         Some(last.clone()),
         older,
         old.checkpoint_version,
+        listing,
     )
 }

@@ -11,7 +11,9 @@ use crate::checkpoint::CheckpointIo;
 use crate::commit::first_commit_info;
 use crate::error::{LogError, Result};
 use crate::file_index::{FileIndex, StatsLoading};
-use crate::listing::{KeptCommits, LogSegment, find_segment, list_log, log_dir, read_log_file};
+use crate::listing::{
+    KeptCommits, LogFile, LogSegment, find_segment, list_log, log_dir, read_log_file,
+};
 use crate::paths::TablePaths;
 use crate::replay::{ReplayState, replay_onto, replay_segment};
 use crate::schema::{ColumnMappingMode, StructType};
@@ -378,6 +380,12 @@ impl Snapshot {
     /// (`None`: from version 0).
     pub(crate) fn checkpoint_version(&self) -> Option<u64> {
         self.state.checkpoint_version
+    }
+
+    /// The log files this snapshot was rebuilt from, as a listing from its
+    /// checkpoint (`None` for a long log without checkpoints).
+    pub(crate) fn listing(&self) -> Option<&Arc<[LogFile]>> {
+        self.state.listing.as_ref()
     }
 
     /// The protocol in effect.

@@ -125,11 +125,13 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
                     None => scan_plan(&table, spec)?.execute(),
                     Some(from) => {
                         // The table's columns; the change columns come
-                        // too. Run commit by commit, as `dar changes`
-                        // does: each commit's files are read as soon as
-                        // it is parsed, not after every commit.
+                        // too. Through the version the open found, and
+                        // run commit by commit, as `dar changes` does:
+                        // each commit's files are read as soon as it is
+                        // parsed, not after every commit.
+                        let end = ChangeBound::Version(table.version());
                         let mut changes = table
-                            .changes(ChangeBound::Version(from), None)
+                            .changes(ChangeBound::Version(from), Some(end))
                             .with_columns(&spec.columns)
                             .with_view_types(true);
                         if let Some(f) = &spec.filter {

@@ -39,9 +39,12 @@ fn bounds(args: &ChangesArgs) -> Result<(ChangeBound, Option<ChangeBound>), CliE
 }
 
 /// The feed opened: its range resolved and its end checked; its commits
-/// are read as its rows are written.
+/// are read as its rows are written. Without an end, through the version
+/// the table's open found (the latest when `dar changes` starts), whose
+/// listing the feed then takes instead of listing the log again.
 async fn open(table: &Table, args: &ChangesArgs) -> Result<ChangeScan, CliError> {
     let (start, end) = bounds(args)?;
+    let end = end.unwrap_or(ChangeBound::Version(table.version()));
     let options = scan_options(
         args.columns.as_deref(),
         args.filter.as_deref(),
@@ -49,7 +52,7 @@ async fn open(table: &Table, args: &ChangesArgs) -> Result<ChangeScan, CliError>
         args.rows.format.view_types(),
     )?;
     table
-        .changes(start, end)
+        .changes(start, Some(end))
         .with_options(options)
         .open()
         .await

@@ -204,6 +204,7 @@ impl ChangeFeed {
                 config: snapshot.table_configuration(),
                 kept: snapshot.kept_commits().clone(),
                 checkpoint: snapshot.checkpoint_version(),
+                listing: snapshot.listing().cloned(),
             }),
         )
         .await

@@ -8,7 +8,11 @@
 //! the range and what follows it, never what precedes the checkpoint), or
 //! from version 0 when there is no such checkpoint (the state before the
 //! start then needs the commits from 0). A timestamp bound lists from
-//! version 0: file times are monotonized over every earlier commit.
+//! version 0: file times are monotonized over every earlier commit. A
+//! feed on an open table that ends at a version the table's own listing
+//! covers (from a checkpoint before the start) lists nothing: it
+//! takes that listing (an open end is the log's latest version, which
+//! takes a listing).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,6 +41,29 @@ pub(super) struct OpenTable<'a> {
     /// The version of the checkpoint it was rebuilt from (`None`: from
     /// version 0).
     pub checkpoint: Option<u64>,
+    /// The log files it was rebuilt from, as a listing from that
+    /// checkpoint (`None` for a long log without checkpoints).
+    pub listing: Option<Arc<[LogFile]>>,
+}
+
+impl OpenTable<'_> {
+    /// Its listing, when it covers the versions `start..=end` and the
+    /// state before `start`: from a checkpoint before the start (or
+    /// version 0) through the end. Only an explicit end: an open end is
+    /// the log's latest version when the feed opens, which takes a
+    /// listing.
+    fn listing_for(&self, start: u64, end: Option<ChangeBound>) -> Option<Vec<LogFile>> {
+        let Some(ChangeBound::Version(end)) = end else {
+            return None;
+        };
+        let covered = start <= end
+            && end <= self.config.version()
+            // The segment holds no commit its checkpoint covers.
+            && self.checkpoint.is_none_or(|c| c < start);
+        covered
+            .then(|| self.listing.as_ref().map(|l| l.to_vec()))
+            .flatten()
+    }
 }
 
 /// Opens the feed of `start..=end` (see [`ChangeFeed::open`]), of the
@@ -52,14 +79,22 @@ pub(super) async fn open(
     let dir = log_dir(paths.root());
     let by_time = matches!(start, ChangeBound::TimestampMs(_))
         || matches!(end, Some(ChangeBound::TimestampMs(_)));
-    let files = match (start, &open) {
-        (ChangeBound::Version(s), Some(t)) if !by_time => {
+    let kept_listing = match (start, &open) {
+        (ChangeBound::Version(s), Some(t)) if !by_time => t.listing_for(s, end),
+        _ => None,
+    };
+    let files = match (kept_listing, start, &open) {
+        // The open table's own listing covers the range: nothing listed.
+        (Some(files), _, _) => files,
+        (None, ChangeBound::Version(s), Some(t)) if !by_time => {
             // The open table's checkpoint stands for `_last_checkpoint`
             // (one round trip fewer): from it when it is at or before the
             // start and still complete, else from version 0.
             list_from_checkpoint(store.as_ref(), &dir, t.checkpoint.filter(|&c| c <= s)).await?
         }
-        (ChangeBound::Version(s), None) if !by_time => list_before(store.as_ref(), &dir, s).await?,
+        (None, ChangeBound::Version(s), None) if !by_time => {
+            list_before(store.as_ref(), &dir, s).await?
+        }
         _ => list_log(store.as_ref(), &dir, 0).await?,
     };
     let (known, read) = match open {

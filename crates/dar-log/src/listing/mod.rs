@@ -15,7 +15,7 @@ use serde::Deserialize;
 pub(crate) use kept::KeptCommitsBuilder;
 pub use kept::{KEPT_COMMIT_BYTES, KeptCommits};
 pub use name::{LogFileKind, ParsedName, pad20, parse_log_file_name};
-pub use segment::{CheckpointFiles, CheckpointFormat, LogFile, LogSegment};
+pub use segment::{CheckpointFiles, CheckpointFormat, KEPT_LISTING_FILES, LogFile, LogSegment};
 
 use crate::error::{LogError, Result};
 

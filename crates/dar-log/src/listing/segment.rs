@@ -3,11 +3,17 @@
 //! (protocol digest §1.3, §1.9). Pure: it sees a listing, never the store.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use object_store::path::Path;
 
 use super::name::LogFileKind;
 use crate::error::{LogError, Result};
+
+/// Most log files a segment hands out as a listing
+/// ([`LogSegment::as_listing`]): a log without checkpoints is listed again
+/// past this.
+pub const KEPT_LISTING_FILES: usize = 10_000;
 
 /// One classified file of `_delta_log/`.
 #[derive(Debug, Clone)]
@@ -229,6 +235,26 @@ impl LogSegment {
             version_commit,
             compactions,
         })
+    }
+
+    /// The segment's files as a listing from its checkpoint (or from
+    /// version 0 without one), in key order: what a change feed would list
+    /// again for a range this segment covers. `None` past
+    /// [`KEPT_LISTING_FILES`] files.
+    pub fn as_listing(&self) -> Option<Arc<[LogFile]>> {
+        let checkpoint = self.checkpoint.iter().flat_map(|c| c.files.iter());
+        let mut files: Vec<LogFile> = checkpoint
+            .chain(&self.commits)
+            .chain(&self.version_commit)
+            .chain(&self.compactions)
+            .cloned()
+            .collect();
+        if files.len() > KEPT_LISTING_FILES {
+            return None;
+        }
+        files.sort_by(|a, b| a.location.as_ref().cmp(b.location.as_ref()));
+        files.dedup_by(|a, b| a.location == b.location);
+        Some(files.into())
     }
 
     /// The files replay reads instead of `commits`: with `use_compaction`,

@@ -331,3 +331,65 @@ async fn many_small_change_files_are_read_together_on_object_storage() {
         gate.max_in_flight()
     );
 }
+
+/// A feed that ends at a version the open table's own listing covers
+/// (from its checkpoint, before the start) lists nothing: it takes that
+/// listing. A start at or before the checkpoint, an open end (the latest
+/// version when the feed opens) or an end past the open version list
+/// again; the rows are the same either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_ending_at_a_version_the_open_listed_lists_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut t, schema) = writer_table(dir.path(), false).await;
+    for i in 1..=10 {
+        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
+    }
+    t.checkpoint().await.unwrap(); // at version 10
+    for i in 11..=20 {
+        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
+    }
+    let (table, recording) = recorded(dir.path()).await;
+    // Two commits after the open.
+    for i in 21..=22 {
+        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
+    }
+    for (start, end, lists, rows) in [
+        (12, Some(20), false, 9),
+        (11, Some(15), false, 5),
+        (20, Some(20), false, 1),
+        (10, Some(15), true, 6),
+        (5, Some(20), true, 16),
+        (12, None, true, 11),
+        (12, Some(22), true, 11),
+    ] {
+        recording.clear();
+        let scan = table.changes(v(start), end.map(v)).open().await.unwrap();
+        assert_eq!(
+            num_rows(&scan.collect().await.unwrap()),
+            rows,
+            "{start}..{end:?}"
+        );
+        assert_eq!(
+            !recording.lists().is_empty(),
+            lists,
+            "{start}..{end:?}: {:?}",
+            recording.lists()
+        );
+        // The open's commits are kept: none is read again.
+        if !lists {
+            assert!(
+                recording
+                    .paths_read(|name| commit_version(name).is_some())
+                    .is_empty()
+            );
+        }
+    }
+
+    // Without a checkpoint the open listed from version 0.
+    let dir = tempfile::tempdir().unwrap();
+    many_commits(dir.path(), 30);
+    let (table, recording) = recorded(dir.path()).await;
+    let scan = table.changes(v(0), Some(v(29))).open().await.unwrap();
+    assert_eq!(num_rows(&scan.collect().await.unwrap()), 30);
+    assert!(recording.lists().is_empty(), "{:?}", recording.lists());
+}
