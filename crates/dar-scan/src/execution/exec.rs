@@ -113,14 +113,10 @@ fn spawned_files(
             .boxed();
         readahead::spawn_file(path, batches, &file_ctx.running().read_ahead)
     };
-    if ctx.state().spec.ordered {
-        // The file being consumed plus the next ones, all running. A file
-        // of unknown size is never one of the small ones.
-        let size = |t: &Result<ScanTask>| t.as_ref().map_or(0, |t| t.size.unwrap_or(u64::MAX));
-        readahead::InOrder::new(tasks, file, size, admission).boxed()
-    } else {
-        tasks.map(file).flatten_unordered(admission.files).boxed()
-    }
+    // Ordered: the file being consumed plus the next ones, all running.
+    // A file of unknown size is never one of the small ones.
+    let size = |t: &Result<ScanTask>| t.as_ref().map_or(0, |t| t.size.unwrap_or(u64::MAX));
+    readahead::InFlight::new(tasks, file, size, admission, ctx.state().spec.ordered).boxed()
 }
 
 /// Runs `tasks` with `ctx` as one stream (see the module doc).

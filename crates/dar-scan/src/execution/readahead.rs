@@ -321,43 +321,90 @@ impl Admission {
     }
 }
 
-/// Files in plan order, as many started at once as an [`Admission`]
-/// allows: the one being consumed and the next ones, each already running
-/// on its task (started here, not when the consumer reaches it). The
-/// files come from a stream, so a plan can hand them over as it finds
-/// them (a change data feed, commit by commit): a file not yet available
-/// never holds up the ones running. A file is started by `start` only
-/// once admitted, its size told by `size`.
-pub(crate) struct InOrder<S, T, F> {
+/// Files as many started at once as an [`Admission`] allows, each
+/// already running on its task (started here, not when the consumer
+/// reaches it). `ordered`: batches in plan order (the file being consumed
+/// and the next ones run); else first ready. The files come from a
+/// stream, so a plan can hand them over as it finds them (a change data
+/// feed, commit by commit): a file not yet available never holds up the
+/// ones running. A file is started by `start` only once admitted, its
+/// size told by `size`.
+pub(crate) struct InFlight<S, T, F> {
     files: S,
     /// The next file, waiting for room.
     next: Option<T>,
     start: F,
     size: fn(&T) -> u64,
     admission: Admission,
+    ordered: bool,
     /// Whether `files` has ended.
     listed: bool,
-    /// The running files with their sizes, in order.
+    /// The running files with their sizes, in order (unordered: the one
+    /// that last gave a batch at the back).
     running: VecDeque<(u64, BoxStream<'static, Result<RecordBatch>>)>,
     running_bytes: u64,
 }
 
-impl<S, T, F> InOrder<S, T, F> {
-    pub(crate) fn new(files: S, start: F, size: fn(&T) -> u64, admission: Admission) -> Self {
+impl<S, T, F> InFlight<S, T, F> {
+    pub(crate) fn new(
+        files: S,
+        start: F,
+        size: fn(&T) -> u64,
+        admission: Admission,
+        ordered: bool,
+    ) -> Self {
         Self {
             files,
             next: None,
             start,
             size,
             admission,
+            ordered,
             listed: false,
             running: VecDeque::new(),
             running_bytes: 0,
         }
     }
+
+    /// Starts the files the admission lets in.
+    fn admit(&mut self, cx: &mut Context<'_>)
+    where
+        S: Stream<Item = T> + Unpin,
+        F: FnMut(T) -> BoxStream<'static, Result<RecordBatch>>,
+    {
+        loop {
+            if self.next.is_none() && !self.listed {
+                match self.files.poll_next_unpin(cx) {
+                    Poll::Ready(Some(file)) => self.next = Some(file),
+                    Poll::Ready(None) => self.listed = true,
+                    // Woken when the next file is available.
+                    Poll::Pending => {}
+                }
+            }
+            let Some(file) = self.next.take() else { return };
+            let size = (self.size)(&file);
+            if !self
+                .admission
+                .admits(self.running.len(), self.running_bytes, size)
+            {
+                // Admitted when a running file ends (called again then).
+                self.next = Some(file);
+                return;
+            }
+            self.running_bytes = self.running_bytes.saturating_add(size);
+            self.running.push_back((size, (self.start)(file)));
+        }
+    }
+
+    /// Forgets the running file at `i`, which has ended.
+    fn ended(&mut self, i: usize) {
+        if let Some((size, _)) = self.running.remove(i) {
+            self.running_bytes = self.running_bytes.saturating_sub(size);
+        }
+    }
 }
 
-impl<S, T, F> Stream for InOrder<S, T, F>
+impl<S, T, F> Stream for InFlight<S, T, F>
 where
     S: Stream<Item = T> + Unpin,
     T: Unpin,
@@ -367,45 +414,43 @@ where
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        loop {
-            loop {
-                if this.next.is_none() && !this.listed {
-                    match this.files.poll_next_unpin(cx) {
-                        Poll::Ready(Some(file)) => this.next = Some(file),
-                        Poll::Ready(None) => this.listed = true,
-                        // Woken when the next file is available.
-                        Poll::Pending => {}
-                    }
-                }
-                let Some(file) = this.next.take() else { break };
-                let size = (this.size)(&file);
-                if !this
-                    .admission
-                    .admits(this.running.len(), this.running_bytes, size)
-                {
-                    // Admitted when a running file ends (this loop runs
-                    // again then).
-                    this.next = Some(file);
-                    break;
-                }
-                this.running_bytes = this.running_bytes.saturating_add(size);
-                this.running.push_back((size, (this.start)(file)));
-            }
-            let Some((_, front)) = this.running.front_mut() else {
+        'admit: loop {
+            this.admit(cx);
+            if this.running.is_empty() {
                 return if this.listed && this.next.is_none() {
                     Poll::Ready(None)
                 } else {
                     Poll::Pending
                 };
-            };
-            match front.poll_next_unpin(cx) {
-                Poll::Ready(None) => {
-                    if let Some((size, _)) = this.running.pop_front() {
-                        this.running_bytes = this.running_bytes.saturating_sub(size);
-                    }
-                }
-                other => return other,
             }
+            if this.ordered {
+                match this.running.front_mut().map(|(_, f)| f.poll_next_unpin(cx)) {
+                    Some(Poll::Ready(None)) => this.ended(0),
+                    Some(other) => return other,
+                    None => {}
+                }
+                continue;
+            }
+            // First ready; the file that gives a batch goes to the back, so
+            // every running file gets its turn.
+            let mut i = 0;
+            while i < this.running.len() {
+                match this.running[i].1.poll_next_unpin(cx) {
+                    Poll::Ready(Some(item)) => {
+                        if let Some(file) = this.running.remove(i) {
+                            this.running.push_back(file);
+                        }
+                        return Poll::Ready(Some(item));
+                    }
+                    Poll::Ready(None) => {
+                        this.ended(i);
+                        // Room for the next file.
+                        continue 'admit;
+                    }
+                    Poll::Pending => i += 1,
+                }
+            }
+            return Poll::Pending;
         }
     }
 }
@@ -565,11 +610,12 @@ mod tests {
                 spawn_file(format!("f{f}"), file, &budget)
             }
         };
-        let mut s = InOrder::new(
+        let mut s = InFlight::new(
             futures::stream::iter(0..4i64),
             start,
             |_| 0,
             Admission::files(3),
+            true,
         );
         let first = s.next().await.unwrap().unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -608,11 +654,12 @@ mod tests {
             max_files: 3,
             small_bytes: 10,
         };
-        let s = InOrder::new(
+        let s = InFlight::new(
             futures::stream::iter(files),
             start,
             |(size, _)| *size,
             admission,
+            true,
         );
         // Each batch's file, with how many files had started when it came.
         let seen: Vec<(i64, usize)> = futures::executor::block_on(
@@ -645,6 +692,69 @@ mod tests {
                 (5, 6),
             ]
         );
+    }
+
+    /// Unordered, a file that gives nothing yet does not hold up the
+    /// others: their batches come, and the room they leave starts the
+    /// next file.
+    #[test]
+    fn unordered_files_come_first_ready() {
+        let start = |n: i64| {
+            if n == 0 {
+                futures::stream::pending().boxed()
+            } else {
+                futures::stream::iter([Ok(batch(n))]).boxed()
+            }
+        };
+        let s = InFlight::new(
+            futures::stream::iter(0..4i64),
+            start,
+            |_| 0,
+            Admission::files(3),
+            false,
+        );
+        let firsts: Vec<i64> = futures::executor::block_on(
+            s.take(3)
+                .map(|b| {
+                    let b = b.unwrap();
+                    let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                    c.value(0)
+                })
+                .collect(),
+        );
+        assert_eq!(firsts, [1, 2, 3]);
+    }
+
+    /// Unordered too, small files beyond `files` start while their sizes
+    /// fit `small_bytes`.
+    #[test]
+    fn unordered_small_files_beyond_the_count_start_while_their_sizes_fit() {
+        let started = Arc::new(AtomicUsize::new(0));
+        let start = {
+            let started = Arc::clone(&started);
+            move |_: (u64, i64)| {
+                started.fetch_add(1, Ordering::SeqCst);
+                futures::stream::pending().boxed()
+            }
+        };
+        let admission = Admission {
+            files: 1,
+            max_files: 3,
+            small_bytes: 10,
+        };
+        let mut s = InFlight::new(
+            futures::stream::iter([(4, 0), (4, 1), (4, 2)]),
+            start,
+            |(size, _)| *size,
+            admission,
+            false,
+        );
+        let polled = futures::executor::block_on(futures::future::poll_fn(|cx| {
+            Poll::Ready(s.poll_next_unpin(cx).is_pending())
+        }));
+        assert!(polled);
+        // 0 and 1 (8 bytes) run; 2 would make 12.
+        assert_eq!(started.load(Ordering::SeqCst), 2);
     }
 
     #[test]
