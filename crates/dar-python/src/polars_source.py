@@ -6,9 +6,15 @@ the query. The projection always goes to the dar scan. The predicate goes
 to it where it converts to dar's filter language, as a condition that every
 row Polars keeps also satisfies (an `AND` keeps its convertible terms; an
 `OR` or `NOT` converts whole or not at all), so the scan prunes files, row
-groups and pages and filters rows; Polars then applies the whole predicate
-to what the scan returns, so the rows are always Polars' own answer. The row
+groups and pages and filters rows. When only part of the predicate
+converted, Polars applies the whole predicate to what the scan returns;
+a whole conversion is the same condition (same null and comparison rules),
+which dar evaluates exactly, so Polars does not evaluate it again. The row
 limit goes to the scan only when the whole predicate converted.
+
+The scan's batches are merged into batches of up to `MERGED_ROWS` rows
+before each becomes a Polars frame: a selective scan's few rows come from
+many pages, and each conversion costs per column.
 
 What converts: comparisons (`==`, `!=`, `<`, `<=`, `>`, `>=`) of a column
 with a literal, `is_between`, `is_in` (a literal list), `is_null` /
@@ -29,10 +35,14 @@ _OPS = {"Eq": "=", "NotEq": "<>", "Lt": "<", "LtEq": "<=", "Gt": ">", "GtEq": ">
 _FLIP = {"Lt": "Gt", "LtEq": "GtEq", "Gt": "Lt", "GtEq": "LtEq", "Eq": "Eq", "NotEq": "NotEq"}
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+#: Rows per batch handed to Polars (small batches merged up to it).
+MERGED_ROWS = 65536
+
 #: What the most recent scan of a lazy frame pushed into dar: `columns`,
 #: `filter` (dar's filter text, or None), `exact` (whether the whole
-#: predicate converted), `limit`, and `scan` (the `dar.Scan`, whose
-#: `metrics()` tell what was pruned). For tests and curious users.
+#: predicate converted), `limit`, `scan` (the `dar.Scan`, whose
+#: `metrics()` tell what was pruned) and `frames` (how many Polars frames
+#: its batches became). For tests and curious users.
 last_pushdown = None
 
 
@@ -298,25 +308,33 @@ def scan(table):
         dar_scan = table.scan(
             columns=columns, filter=sql, limit=limit, batch_size=batch_size, view_types=True
         )
-        last_pushdown = {
+        pushdown = {
             "columns": columns,
             "filter": sql,
             "exact": exact,
             "limit": limit,
             "scan": dar_scan,
+            "frames": 0,
         }
+        last_pushdown = pushdown
         left = n_rows
-        for batch in dar_scan.to_reader():
+        # Merged up to the batch size Polars asks for (or the row limit,
+        # so a limit is not held up by the merging).
+        rows = batch_size or MERGED_ROWS
+        if n_rows is not None:
+            rows = min(rows, n_rows)
+        for batch in dar_scan._to_merged_reader(max(1, rows)):
             if left is not None and left <= 0:
                 break
             frame = pl.from_arrow(batch)
-            if predicate is not None:
+            if predicate is not None and not exact:
                 frame = frame.filter(predicate)
-            if with_columns is not None:
+            if with_columns is not None and columns != list(with_columns):
                 frame = frame.select(with_columns)
             if left is not None:
                 frame = frame.head(left)
                 left -= frame.height
+            pushdown["frames"] += 1
             yield frame
 
     return register_io_source(

@@ -201,6 +201,20 @@ impl Scan {
             .call_method1("from_batches", (schema, batches))
     }
 
+    /// As [`Self::to_reader`], with small batches merged into batches of
+    /// `rows` rows (see [`crate::stream::coalesced`]): what the lazy Polars
+    /// frame reads, one Polars conversion per `rows` rows.
+    #[pyo3(name = "_to_merged_reader")]
+    fn to_merged_reader<'py>(&self, py: Python<'py>, rows: usize) -> PyResult<Bound<'py, PyAny>> {
+        let plan = self.plan(py, false)?;
+        let schema = plan.schema().clone();
+        let stream = crate::stream::coalesced(plan.execute(), schema.clone(), rows);
+        let batches = Bound::new(py, BatchIterator::of(stream))?;
+        py.import("pyarrow")?
+            .getattr("RecordBatchReader")?
+            .call_method1("from_batches", (pyarrow_schema(py, schema)?, batches))
+    }
+
     /// Runs the scan into a `pyarrow.Table` (one chunk per batch).
     fn to_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let plan = self.plan(py, false)?;

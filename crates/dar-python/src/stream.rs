@@ -22,7 +22,7 @@ use crate::errors::scan_to_py;
 use crate::export::pyarrow_batch;
 use crate::runtime::{runtime, wait};
 
-type BatchStream = BoxStream<'static, Result<RecordBatch, ScanError>>;
+pub(crate) type BatchStream = BoxStream<'static, Result<RecordBatch, ScanError>>;
 
 /// The C-stream side of a scan: an Arrow `RecordBatchReader` over the
 /// plan's stream, ending at the first error.
@@ -109,6 +109,88 @@ impl RecordBatchReader for ScanReader {
     }
 }
 
+/// `stream` with its small batches merged into batches of at least `rows`
+/// rows (the last one shorter), in order; a batch of `rows / 8` rows or
+/// more passes through uncopied. For consumers that pay per batch and per
+/// column (a Polars frame from each batch): a selective scan's few rows,
+/// spread over many pages, cross over once instead of once per page. A
+/// merged batch is allocated for the rows it holds (arrow's
+/// `BatchCoalescer` allocates its target up front, per column).
+pub fn coalesced(stream: BatchStream, schema: SchemaRef, rows: usize) -> BatchStream {
+    let merger = Merger {
+        schema,
+        rows: rows.max(1),
+        pending: Vec::new(),
+        pending_rows: 0,
+    };
+    // The input (`None` once ended or failed), the merger, and what is
+    // ready to hand out.
+    let state = (Some(stream), merger, std::collections::VecDeque::new());
+    futures::stream::unfold(state, |(mut input, mut merger, mut ready)| async move {
+        loop {
+            if let Some(item) = ready.pop_front() {
+                return Some((item, (input, merger, ready)));
+            }
+            match input.as_mut()?.next().await {
+                Some(Ok(batch)) => ready.extend(merger.push(batch)),
+                // The end, or an error: the pending rows first.
+                other => {
+                    input = None;
+                    ready.extend(merger.flush());
+                    ready.extend(other.and_then(Result::err).map(Err));
+                }
+            }
+        }
+    })
+    .boxed()
+}
+
+/// Small batches held until they make `rows` rows (see [`coalesced`]).
+struct Merger {
+    schema: SchemaRef,
+    rows: usize,
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
+}
+
+impl Merger {
+    /// What `batch` makes ready: nothing while it and the pending batches
+    /// are small, else the pending rows merged and a large batch itself.
+    fn push(&mut self, batch: RecordBatch) -> Vec<Result<RecordBatch, ScanError>> {
+        if batch.num_rows() >= (self.rows / 8).max(1) {
+            let mut out: Vec<_> = self.flush().into_iter().collect();
+            out.push(Ok(batch));
+            return out;
+        }
+        self.pending_rows += batch.num_rows();
+        self.pending.push(batch);
+        if self.pending_rows >= self.rows {
+            self.flush().into_iter().collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The pending batches as one (none when nothing is pending).
+    fn flush(&mut self) -> Option<Result<RecordBatch, ScanError>> {
+        let pending = std::mem::take(&mut self.pending);
+        self.pending_rows = 0;
+        match pending.len() {
+            0 => None,
+            1 => pending.into_iter().next().map(Ok),
+            _ => Some(
+                arrow_select::concat::concat_batches(&self.schema, &pending).map_err(|source| {
+                    ScanError::Arrow {
+                        context: "merging small batches",
+                        path: String::new(),
+                        source: Box::new(source),
+                    }
+                }),
+            ),
+        }
+    }
+}
+
 /// A running scan as a Python iterator of `pyarrow.RecordBatch`es; read
 /// errors raise `dar.DarError`s.
 #[pyclass(frozen, module = "dar", name = "_BatchIterator")]
@@ -119,8 +201,13 @@ pub struct BatchIterator {
 impl BatchIterator {
     /// Starts running `plan`.
     pub fn new(plan: &ScanPlan) -> Self {
+        Self::of(plan.execute())
+    }
+
+    /// Iterates over `stream`.
+    pub fn of(stream: BatchStream) -> Self {
         Self {
-            stream: Mutex::new(Some(plan.execute())),
+            stream: Mutex::new(Some(stream)),
         }
     }
 }

@@ -207,3 +207,18 @@ def test_errors_surface_as_dar_errors(tmp_path, testdata):
     path = str(testdata / "kernel" / "app-txn-with-last-updated")
     with pytest.raises(dar.StorageError):
         dar.scan_polars(path).collect()
+
+
+def test_a_selective_scan_reaches_polars_in_one_frame():
+    """The scan's small batches (one a file here) are merged before they
+    become Polars frames: one conversion, not one per batch; the rows are
+    those of `pl.scan_delta`, and Polars does not filter them again when
+    the whole predicate converted."""
+    query = lambda f: f.filter(pl.col("vendor") == "Metro Taxi").select("trip_id", "fare")
+    got = query(dar.Table(SAMPLE).to_polars()).collect()
+    want = query(pl.scan_delta(str(SAMPLE))).collect()
+    assert rows(got) == rows(want)
+    p = dp.last_pushdown
+    assert p["exact"] is True, p
+    assert p["scan"].metrics()["batches_output"] > 1, p["scan"].metrics()
+    assert p["frames"] == 1, p
