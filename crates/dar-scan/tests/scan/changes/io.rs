@@ -151,6 +151,25 @@ fn commit_version(name: &str) -> Option<u64> {
     name.strip_suffix(".json")?.parse().ok()
 }
 
+/// A writer's table at `dir/t` of versions 0 to 20 (one row each from 1),
+/// with a checkpoint at version 10.
+async fn checkpointed_at_10(
+    dir: &Path,
+) -> (
+    dar_testkit::TableWriter,
+    std::sync::Arc<arrow_schema::Schema>,
+) {
+    let (mut t, schema) = writer_table(dir, false).await;
+    for i in 1..=10 {
+        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
+    }
+    t.checkpoint().await.unwrap(); // at version 10
+    for i in 11..=20 {
+        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
+    }
+    (t, schema)
+}
+
 /// Between versions, the feed lists the log from the open table's
 /// checkpoint when it is at or before the start (the range and the state
 /// before it, never the versions the checkpoint covers); from version 0
@@ -159,14 +178,7 @@ fn commit_version(name: &str) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feed_lists_the_log_from_the_checkpoint_before_its_start() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut t, schema) = writer_table(dir.path(), false).await;
-    for i in 1..=10 {
-        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
-    }
-    t.checkpoint().await.unwrap(); // at version 10
-    for i in 11..=20 {
-        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
-    }
+    let _writer = checkpointed_at_10(dir.path()).await;
     let (table, recording) = recorded(dir.path()).await;
     let from = |v: u64| Some(format!("t/_delta_log/{v:020}"));
     for (start, listed_from, rows) in [(12, from(10), 9), (10, from(10), 11), (5, None, 16)] {
@@ -344,14 +356,7 @@ async fn many_small_change_files_are_read_together_on_object_storage() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feed_ending_at_a_version_the_open_listed_lists_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut t, schema) = writer_table(dir.path(), false).await;
-    for i in 1..=10 {
-        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
-    }
-    t.checkpoint().await.unwrap(); // at version 10
-    for i in 11..=20 {
-        t.append(&id_part(&schema, &[i], "a")).await.unwrap();
-    }
+    let (mut t, schema) = checkpointed_at_10(dir.path()).await;
     let (table, recording) = recorded(dir.path()).await;
     // Two commits after the open.
     for i in 21..=22 {
