@@ -80,11 +80,8 @@ async fn a_feed_reads_again_commits_replaced_since_the_open() {
 /// files in flight (a slow store shows it: reads overlap beyond eight).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commits_are_read_concurrently() {
-    use std::sync::Arc;
     use std::time::Duration;
 
-    use dar_io::testing::{FaultStore, RecordingStore};
-    use object_store::ObjectStore;
     let dir = tempfile::tempdir().unwrap();
     let mut t = HandTable::new(dir.path().join("t")).unwrap();
     let size = t.write_parquet("a.parquet", &ids_batch(&[1])).unwrap();
@@ -101,16 +98,7 @@ async fn commits_are_read_concurrently() {
     // A checkpoint at the latest version: the open reads no commit (none
     // is kept), so the feed reads every commit of its range itself.
     dar_testkit::write_log_checkpoint(&dir.path().join("t")).unwrap();
-    let local = object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap();
-    let slow = Arc::new(RecordingStore::new(local));
-    let gate = Arc::new(FaultStore::new(Arc::clone(&slow)));
-    let store = dar_io::TableStore::builder("memory://t")
-        .with_store(Arc::clone(&gate) as Arc<dyn ObjectStore>)
-        .build()
-        .unwrap();
-    let table = dar_scan::Table::from_store(store, dar_scan::TableOptions::new())
-        .await
-        .unwrap();
+    let (table, slow, gate) = gated(dir.path(), "memory://t").await;
     slow.set_delay(Duration::from_millis(30));
     let opened = gate.max_in_flight();
     let plan = table
@@ -128,6 +116,29 @@ async fn commits_are_read_concurrently() {
         "commit reads in flight: {} (after opening: {opened})",
         gate.max_in_flight()
     );
+}
+
+/// The table at `dir/t` opened as `uri` through a gate that counts the
+/// reads in flight, over a store that records them and can slow them.
+async fn gated(
+    dir: &Path,
+    uri: &str,
+) -> (
+    dar_scan::Table,
+    Arc<RecordingStore<LocalFileSystem>>,
+    Arc<dar_io::testing::FaultStore<Arc<RecordingStore<LocalFileSystem>>>>,
+) {
+    let local = LocalFileSystem::new_with_prefix(dir).unwrap();
+    let slow = Arc::new(RecordingStore::new(local));
+    let gate = Arc::new(dar_io::testing::FaultStore::new(Arc::clone(&slow)));
+    let store = dar_io::TableStore::builder(uri)
+        .with_store(Arc::clone(&gate) as Arc<dyn object_store::ObjectStore>)
+        .build()
+        .unwrap();
+    let table = dar_scan::Table::from_store(store, dar_scan::TableOptions::new())
+        .await
+        .unwrap();
+    (table, slow, gate)
 }
 
 /// A table at `dir/t` read through a store that records every read and
@@ -314,8 +325,6 @@ async fn rows_of_the_first_commits_come_before_later_commits_are_read() {
 async fn many_small_change_files_are_read_together_on_object_storage() {
     use std::time::Duration;
 
-    use dar_io::testing::FaultStore;
-    use object_store::ObjectStore;
     let dir = tempfile::tempdir().unwrap();
     let mut t = HandTable::new(dir.path().join("t")).unwrap();
     let mut actions = vec![protocol(), metadata(id_field(), &[], cdf_on())];
@@ -325,17 +334,8 @@ async fn many_small_change_files_are_read_together_on_object_storage() {
         actions.push(add(&name, size, json!({}), None));
     }
     t.commit(&actions).unwrap();
-    let local = LocalFileSystem::new_with_prefix(dir.path()).unwrap();
-    let slow = Arc::new(RecordingStore::new(local));
-    let gate = Arc::new(FaultStore::new(Arc::clone(&slow)));
     // An `s3://` table (a remote store's defaults) read through the gate.
-    let store = dar_io::TableStore::builder("s3://bucket/t")
-        .with_store(Arc::clone(&gate) as Arc<dyn ObjectStore>)
-        .build()
-        .unwrap();
-    let table = dar_scan::Table::from_store(store, dar_scan::TableOptions::new())
-        .await
-        .unwrap();
+    let (table, slow, gate) = gated(dir.path(), "s3://bucket/t").await;
     let opened = gate.max_in_flight();
     slow.set_delay(Duration::from_millis(30));
     let scan = table.changes(v(0), None).open().await.unwrap();
