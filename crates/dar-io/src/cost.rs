@@ -15,6 +15,12 @@
 //! their transfer intervals). With it the planner knows that on a
 //! bandwidth-bound link a gap's bytes cost time even when lanes are free,
 //! so it merges gaps only where requests, not bytes, are the bottleneck.
+//!
+//! A server that answers one request at a time (a local emulator) costs
+//! its service time for every request however many are in flight. The
+//! model tells it from the latest run of requests that waited for their
+//! first bytes side by side (six are enough: a one-shot scan's first
+//! footers), and keeps what it learned while later runs show nothing.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -157,14 +163,27 @@ const MAX_BANDWIDTH: f64 = 1e11;
 /// noise next to latency) and are used for latency only.
 const MIN_THROUGHPUT_SAMPLE_BYTES: u64 = 64 * 1024;
 
+/// When one observed request was issued and when its first byte came.
+#[derive(Debug, Clone, Copy)]
+struct Request {
+    issued: Instant,
+    first_byte: Instant,
+}
+
 #[derive(Debug, Default)]
 struct Samples {
     ttfb: VecDeque<Duration>,
     throughput: VecDeque<f64>,
     /// Transfer intervals (first byte to last byte) and their bytes.
     transfers: VecDeque<(Instant, Instant, u64)>,
-    /// Whole requests: issued, last byte received.
-    requests: VecDeque<(Instant, Instant)>,
+    /// Whole requests.
+    requests: VecDeque<Request>,
+    /// The time per request of a server the requests showed to answer
+    /// one at a time, as the latest run that showed it measured it. Kept
+    /// while later runs show nothing: a queue in steady state makes every
+    /// request wait about as long as the queue is, which no run tells
+    /// from a slow server that answers side by side.
+    one_at_a_time: Option<Duration>,
 }
 
 impl Samples {
@@ -180,33 +199,84 @@ impl Samples {
             .then(|| bytes as f64 / busy.as_secs_f64())
     }
 
-    /// The server time per request when the recent requests show a server
-    /// that serves one at a time: at least eight, on average at least
-    /// eight in flight, yet the second quickest took no longer than four
-    /// times the time during which any was in flight per request. By
-    /// Little's law requests in flight take that time times their
-    /// concurrency on average: side by side each takes about that average
-    /// (eight times it or more), while a one-at-a-time server answers the
-    /// first of a queue in one service time and the second in two. The
-    /// second, not the first: a run's first request also pays for what
-    /// starts with it (connections, threads).
+    /// The time per request of a server that answers one request at a
+    /// time, when the latest run of requests shows one.
+    ///
+    /// A request *waits* from its issue to its first byte. A run is a
+    /// stretch of time during which some request was always waiting; the
+    /// latest run of at least [`SERIAL_RUN`] requests is tested. Its
+    /// requests must have waited side by side, on average at least
+    /// [`SERIAL_CONCURRENCY`] at once, and yet the second quickest must
+    /// have waited at most [`SERIAL_SPREAD`] times the run's length per
+    /// request. A server that answers one at a time answers the first of a
+    /// queue in one service time, the second in two, and the run lasts a
+    /// service time per request: the ratio is 2. A server that answers side
+    /// by side answers each wave of requests in about one latency: the run
+    /// lasts a latency per wave, and the ratio is the requests per wave,
+    /// the run's concurrency. The second, not the first: a run's first
+    /// request also pays for what starts with it (connections, threads).
+    /// Waits, not whole requests: on a link that bytes keep busy,
+    /// responses end one after another while their first bytes came
+    /// together, and that is bandwidth, which the model learns apart.
     fn serial_request_cost(&self) -> Option<Duration> {
-        let n = self.requests.len();
-        if n < 8 {
-            return None;
-        }
-        let mut spans: Vec<(Instant, Instant)> = self.requests.iter().copied().collect();
-        spans.sort_unstable();
-        let busy = union_length(&spans);
-        let mut durations: Vec<Duration> = spans.iter().map(|(s, e)| *e - *s).collect();
+        let mut waits: Vec<(Instant, Instant)> = self
+            .requests
+            .iter()
+            .map(|r| (r.issued, r.first_byte))
+            .collect();
+        waits.sort_unstable();
+        let run = latest_run(&waits, SERIAL_RUN)?;
+        let busy = union_length(run);
+        let mut durations: Vec<Duration> = run.iter().map(|(s, e)| *e - *s).collect();
         let summed: Duration = durations.iter().sum();
         durations.sort_unstable();
         let second = durations[1];
-        let per_request = busy / u32::try_from(n).unwrap_or(u32::MAX);
-        let overlapped = summed >= busy * 8;
-        (overlapped && !busy.is_zero() && per_request * 4 >= second)
+        let per_request = busy / u32::try_from(run.len()).unwrap_or(u32::MAX);
+        let (conc_num, conc_den) = SERIAL_CONCURRENCY;
+        let (spread_num, spread_den) = SERIAL_SPREAD;
+        let side_by_side = summed * conc_den >= busy * conc_num;
+        (side_by_side && !busy.is_zero() && per_request * spread_num >= second * spread_den)
             .then(|| per_request.clamp(MIN_LATENCY, MAX_LATENCY))
     }
+}
+
+/// Requests a run must hold before it can show a one-at-a-time server.
+const SERIAL_RUN: usize = 6;
+/// Requests a run must have had waiting at once, on average (7/2): a burst
+/// of [`SERIAL_RUN`] queued at a one-at-a-time server waits 3.5 at once.
+const SERIAL_CONCURRENCY: (u32, u32) = (7, 2);
+/// The second quickest wait over the run's length per request, at most
+/// (11/4): above the 2 of a one-at-a-time server, below the 3.5 a side by
+/// side server's waves show at [`SERIAL_CONCURRENCY`] (the least seen
+/// over s3-slow's runs, 200 ms away, was 3.4).
+const SERIAL_SPREAD: (u32, u32) = (11, 4);
+
+/// The latest run of at least `min` of `spans` (sorted by start) whose
+/// union has no gap: the spans of that run, or `None` when no run is
+/// that long.
+fn latest_run(spans: &[(Instant, Instant)], min: usize) -> Option<&[(Instant, Instant)]> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut end: Option<Instant> = None;
+    for (i, &(s, e)) in spans.iter().enumerate() {
+        match end {
+            Some(ce) if s <= ce => end = Some(ce.max(e)),
+            _ => {
+                if end.is_some() {
+                    runs.push(start..i);
+                }
+                start = i;
+                end = Some(e);
+            }
+        }
+    }
+    if end.is_some() {
+        runs.push(start..spans.len());
+    }
+    runs.into_iter()
+        .rev()
+        .find(|r| r.len() >= min)
+        .map(|r| &spans[r])
 }
 
 /// The length of the union of `spans` (sorted by start).
@@ -285,7 +355,11 @@ impl CostModel {
         };
         push_bounded(&mut s.ttfb, obs.ttfb, self.window);
         let issued = end.checked_sub(obs.total).unwrap_or(end);
-        push_bounded(&mut s.requests, (issued, end), self.window);
+        let first_byte = (issued + obs.ttfb).min(end);
+        push_bounded(&mut s.requests, Request { issued, first_byte }, self.window);
+        if let Some(cost) = s.serial_request_cost() {
+            s.one_at_a_time = Some(cost);
+        }
         let receiving = obs.total.saturating_sub(obs.ttfb);
         let start = end.checked_sub(receiving).unwrap_or(end);
         push_bounded(&mut s.transfers, (start, end, obs.bytes), self.window);
@@ -306,12 +380,12 @@ impl CostModel {
             let mut v: Vec<Duration> = s.ttfb.iter().copied().collect();
             v.sort_unstable();
             p.request_latency = v[v.len() / 2].clamp(MIN_LATENCY, MAX_LATENCY);
-            if let Some(cost) = s.serial_request_cost() {
-                // Queued behind each other, requests' times to first byte
-                // are mostly the queue: one alone waits one service time.
-                p.request_cost = p.request_cost.max(cost);
-                p.request_latency = p.request_latency.min(cost);
-            }
+        }
+        if let Some(cost) = s.one_at_a_time {
+            // Queued behind each other, requests' times to first byte
+            // are mostly the queue: one alone waits one service time.
+            p.request_cost = p.request_cost.max(cost);
+            p.request_latency = p.request_latency.min(cost);
         }
         if s.throughput.len() >= self.min_samples {
             let mut v: Vec<f64> = s.throughput.iter().copied().collect();
@@ -572,6 +646,111 @@ mod tests {
         assert_eq!(p.request_latency, Duration::from_millis(1), "{p:?}");
         // At 100 MB/s per request a gap under 100 kB is cheaper fetched.
         assert_eq!(p.free_gap_bytes(), 100_000);
+    }
+
+    /// Feeds one request issued at `t0 + issued_ms`, its first byte
+    /// `ttfb_ms` and its last `total_ms` later.
+    fn request(
+        m: &CostModel,
+        t0: Instant,
+        issued_ms: u64,
+        ttfb_ms: u64,
+        total_ms: u64,
+        bytes: u64,
+    ) {
+        let ms = Duration::from_millis;
+        m.observe_ending(
+            Observation {
+                bytes,
+                ttfb: ms(ttfb_ms),
+                total: ms(total_ms),
+            },
+            t0 + ms(issued_ms + total_ms),
+        );
+    }
+
+    #[test]
+    fn a_first_burst_of_eight_shows_a_one_at_a_time_servers_cost() {
+        // A table's open: seven requests one after another, 2 ms each.
+        // Then the footers of eight files, asked for at once and answered
+        // one after another, 2 ms each: the first burst a scan sends.
+        let m = CostModel::new(CostParams::remote());
+        let t0 = Instant::now();
+        for i in 0..7 {
+            request(&m, t0, 3 * i, 2, 2, 4096);
+        }
+        assert_eq!(m.params().request_cost, Duration::ZERO);
+        for i in 0..8 {
+            let waited = 2 * (i + 1);
+            request(&m, t0, 30, waited, waited, 65536);
+        }
+        let p = m.params();
+        assert_eq!(p.request_cost, Duration::from_millis(2), "{p:?}");
+        // Five are too few: one at a time or side by side, a burst of five
+        // waits on average three at once.
+        let m = CostModel::new(CostParams::remote());
+        for i in 0..5 {
+            request(&m, t0, 30, 2 * (i + 1), 2 * (i + 1), 65536);
+        }
+        assert_eq!(m.params().request_cost, Duration::ZERO);
+    }
+
+    #[test]
+    fn a_queue_in_steady_state_keeps_the_cost_a_burst_showed() {
+        let m = CostModel::new(CostParams::remote());
+        let t0 = Instant::now();
+        for i in 0..8 {
+            request(&m, t0, 0, i + 1, i + 1, 4096);
+        }
+        assert_eq!(m.params().request_cost, Duration::from_millis(1));
+        // Then its eight callers keep the queue eight long: each asks
+        // again when answered, every request waits 8 ms, one is answered
+        // each 1 ms, and the burst leaves the window.
+        for i in 0..64 {
+            request(&m, t0, 1 + i, 8, 8, 4096);
+        }
+        // Kept (a run that holds the burst's last requests and the queue
+        // shows a little more: 17 ms over 16 requests).
+        let kept = m.params().request_cost;
+        assert!(
+            (Duration::from_millis(1)..=Duration::from_micros(1100)).contains(&kept),
+            "{kept:?}"
+        );
+    }
+
+    #[test]
+    fn waves_of_requests_answered_side_by_side_show_no_request_cost() {
+        // A scan over a far store (200 ms): four footers at once, and as
+        // their first bytes come, four page reads. The run lasts two
+        // latencies for eight requests, a quarter of a latency each, and
+        // its second quickest waited one latency: four times that, where
+        // a one-at-a-time server's second waits twice.
+        let m = CostModel::new(CostParams::remote());
+        let t0 = Instant::now();
+        for i in 0..4 {
+            request(&m, t0, i, 200 + i, 205 + i, 61_000);
+        }
+        for i in 0..4 {
+            request(&m, t0, 199 + i, 200 + i, 201 + i, 5_000);
+        }
+        assert_eq!(m.params().request_cost, Duration::ZERO);
+    }
+
+    #[test]
+    fn responses_ending_one_after_another_on_a_busy_link_show_no_request_cost() {
+        // Eight 1 MB reads asked for at once from a server that answers
+        // side by side (first bytes after 50 ms), their bodies queued on
+        // a link that carries one at a time (80 ms each): they end one
+        // after another as a one-at-a-time server's would, but that is
+        // the link's bandwidth.
+        let m = CostModel::new(CostParams::remote());
+        let t0 = Instant::now();
+        for i in 0..8 {
+            request(&m, t0, 0, 50 + i % 2, 50 + 80 * (i + 1), 1_000_000);
+        }
+        let p = m.params();
+        assert_eq!(p.request_cost, Duration::ZERO, "{p:?}");
+        assert_eq!(p.free_gap_bytes(), 0);
     }
 
     #[test]

@@ -119,8 +119,14 @@ async fn store_over(inner: &InMemory, store: Arc<dyn ObjectStore>) -> TableStore
 /// GETs of one read of 24 ranges of 4 KiB, 60 KiB apart (the pages of
 /// a column, say), checked byte for byte.
 async fn scattered_read(table: &TableStore) -> u64 {
+    scattered_read_of(table, 24).await
+}
+
+/// GETs of one read of `n` ranges of 4 KiB, 60 KiB apart, checked byte
+/// for byte.
+async fn scattered_read_of(table: &TableStore, n: u64) -> u64 {
     let before = table.metrics().snapshot();
-    let ranges: Vec<std::ops::Range<u64>> = (0..24u64)
+    let ranges: Vec<std::ops::Range<u64>> = (0..n)
         .map(|i| i * 64 * 1024..i * 64 * 1024 + 4096)
         .collect();
     let got = table
@@ -174,4 +180,25 @@ async fn a_server_that_serves_one_request_at_a_time_is_sent_fewer_larger_request
     assert_eq!(scattered_read(&table).await, 24);
     assert_eq!(table.cost_model().params().request_cost, Duration::ZERO);
     assert_eq!(scattered_read(&table).await, 24);
+}
+
+#[tokio::test]
+async fn a_first_burst_of_eight_requests_teaches_a_one_at_a_time_servers_cost() {
+    // A one-shot scan of eight files asks for their footers at once and
+    // plans its page reads next: eight requests queued at a server that
+    // answers one at a time must be enough to learn its cost.
+    let inner = InMemory::new();
+    let serial = Arc::new(
+        dar_io::testing::FaultStore::new(inner.clone())
+            .with_serial_service(Duration::from_millis(10)),
+    );
+    let table = store_over(&inner, serial).await;
+    assert_eq!(scattered_read_of(&table, 8).await, 8);
+    let learned = table.cost_model().params();
+    assert!(
+        learned.request_cost >= Duration::from_millis(5),
+        "{learned:?}"
+    );
+    let second = scattered_read(&table).await;
+    assert!(second <= 6, "{second} GETs with {learned:?}");
 }
