@@ -348,18 +348,37 @@ impl CostModel {
         self.observe_ending(obs, Instant::now());
     }
 
+    /// Records a request whose first byte has just arrived, `ttfb` after
+    /// it was issued, and whose body may never be read (a whole-object
+    /// GET): its wait teaches latency and the server's queue, not
+    /// bandwidth.
+    pub fn observe_first_byte(&self, ttfb: Duration) {
+        let Ok(mut s) = self.samples.lock() else {
+            return;
+        };
+        let now = Instant::now();
+        let issued = now.checked_sub(ttfb).unwrap_or(now);
+        self.note_wait(&mut s, issued, now);
+    }
+
+    /// Notes a request issued at `issued` whose first byte came at
+    /// `first_byte`.
+    fn note_wait(&self, s: &mut Samples, issued: Instant, first_byte: Instant) {
+        push_bounded(&mut s.ttfb, first_byte - issued, self.window);
+        push_bounded(&mut s.requests, Request { issued, first_byte }, self.window);
+        if let Some(cost) = s.serial_request_cost() {
+            s.one_at_a_time = Some(cost);
+        }
+    }
+
     /// Records one observed request whose last byte arrived at `end`.
     fn observe_ending(&self, obs: Observation, end: Instant) {
         let Ok(mut s) = self.samples.lock() else {
             return;
         };
-        push_bounded(&mut s.ttfb, obs.ttfb, self.window);
         let issued = end.checked_sub(obs.total).unwrap_or(end);
         let first_byte = (issued + obs.ttfb).min(end);
-        push_bounded(&mut s.requests, Request { issued, first_byte }, self.window);
-        if let Some(cost) = s.serial_request_cost() {
-            s.one_at_a_time = Some(cost);
-        }
+        self.note_wait(&mut s, issued, first_byte);
         let receiving = obs.total.saturating_sub(obs.ttfb);
         let start = end.checked_sub(receiving).unwrap_or(end);
         push_bounded(&mut s.transfers, (start, end, obs.bytes), self.window);

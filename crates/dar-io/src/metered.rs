@@ -463,8 +463,15 @@ impl<T: ObjectStore> MeteredStore<T> {
             }
         };
         let ttfb = start.elapsed();
-        // Only ranged GETs teach the cost model: HEADs carry no body and a
-        // whole-object GET may be a stream the caller never reads.
+        // Ranged GETs teach the cost model all they show; a whole-object
+        // GET only its wait, since its body may be a stream the caller
+        // never reads; a HEAD nothing (no body, and maybe a shortcut).
+        if !ranged
+            && !is_head
+            && let Some(cost) = &self.cost
+        {
+            cost.observe_first_byte(ttfb);
+        }
         let cost = if ranged && !is_head {
             self.cost.clone()
         } else {

@@ -97,12 +97,17 @@ async fn early_dropped_body_counts_only_what_was_read() {
 }
 
 #[tokio::test]
-async fn feeds_the_cost_model_with_ranged_gets_only() {
+async fn feeds_the_cost_model_waits_of_gets_and_no_heads() {
     let (store, p) = fixture().await;
     let cost = Arc::new(CostModel::new(crate::CostParams::remote()));
     let store = store.with_cost_model(Arc::clone(&cost));
     store.get_range(&p[2], 0..10).await.unwrap();
     store.head(&p[2]).await.unwrap();
-    store.get(&p[2]).await.unwrap().bytes().await.unwrap();
     assert_eq!(cost.sample_counts(), (1, 0));
+    // A whole-object GET teaches its wait when its headers come, before
+    // (and whether or not) its body is read.
+    let whole = store.get(&p[2]).await.unwrap();
+    assert_eq!(cost.sample_counts(), (2, 0));
+    drop(whole);
+    assert_eq!(cost.sample_counts(), (2, 0));
 }
