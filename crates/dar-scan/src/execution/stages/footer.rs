@@ -59,7 +59,8 @@ impl FooterRead {
             .with_version(task.modification_time.map(ObjectVersion::Modified));
         let with_page_index = store.backend().is_remote() && state.pruning_predicate().is_some();
         if with_page_index && let Some(size) = task.size {
-            reader = reader.with_footer_hint(running.tail_hint.for_file(size));
+            let params = store.cost_model().params();
+            reader = reader.with_footer_hint(running.tail_hint.for_file(size, &params));
         }
         let options = with_page_index
             .then(|| ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional));
