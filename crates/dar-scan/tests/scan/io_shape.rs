@@ -172,6 +172,7 @@ async fn a_selective_scan_over_s3_takes_the_planned_requests() {
         .with_cost_params(params.clone())
         .build()
         .unwrap();
+    let cost = std::sync::Arc::clone(store.cost_model());
     let t = Table::from_store(store, TableOptions::new()).await.unwrap();
 
     // Rows 4,410..=4,420 of every file: row group 1, page 10 of each.
@@ -198,7 +199,10 @@ async fn a_selective_scan_over_s3_takes_the_planned_requests() {
     // One DV file for the four files' DVs: one request.
     assert_eq!(m.io.class(ObjectClass::DeletionVector).requests, 1, "{m:?}");
     // Only the pages holding the rows, of the two projected columns, the
-    // predicate column and `id`: no gap beyond the planner's byte cap.
+    // predicate column and `id`: no gap beyond the planner's byte cap,
+    // but for gaps cheaper than a request where the model learned that
+    // the server answers one request at a time (the server runs on this
+    // test's two threads, and may): at most one such gap a needed page.
     let columns = [0, 1, 2, 2 + VALUE_COLUMNS - 1];
     let needed: u64 = files
         .iter()
@@ -208,9 +212,10 @@ async fn a_selective_scan_over_s3_takes_the_planned_requests() {
         })
         .sum();
     let data = m.io.class(ObjectClass::PageData);
+    let free = cost.params().free_gap_bytes() * (FILES as u64) * columns.len() as u64;
     assert!(
-        data.bytes as f64 <= needed as f64 * params.max_amplification,
-        "fetched {} page bytes for {needed} needed: {m:?}",
+        data.bytes as f64 <= needed as f64 * params.max_amplification + free as f64,
+        "fetched {} page bytes for {needed} needed ({free} in cheap gaps): {m:?}",
         data.bytes
     );
     assert!(data.bytes >= needed, "{} < {needed}", data.bytes);
