@@ -1,6 +1,7 @@
 //! [`TailHint`]: how many bytes from the end of a file hold its footer and
 //! page index, learned over the files of a scan so that one request on a
-//! remote store brings both.
+//! remote store brings both; before the first, guessed from the file's
+//! size and what a round trip to the store costs.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -8,7 +8,8 @@
 //! On a remote store a scan with a predicate takes the page index in the
 //! same request: the tail read is sized from the largest footer-plus-page-
 //! index tail seen so far in the scan ([`crate::execution::running::TailHint`]), or
-//! before any from the file size, so one round trip brings both.
+//! before any from the file size and the bytes a round trip to the store
+//! is worth, so one round trip brings both.
 
 use dar_io::{ObjectVersion, ParquetReader, TableStore};
 use object_store::path::Path;
