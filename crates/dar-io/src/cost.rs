@@ -225,8 +225,7 @@ impl Samples {
             .map(|r| (r.issued, r.first_byte))
             .collect();
         waits.sort_unstable();
-        let run = latest_run(&waits, SERIAL_RUN)?;
-        let busy = union_length(run);
+        let (run, busy) = latest_run(&waits, SERIAL_RUN)?;
         let mut durations: Vec<Duration> = run.iter().map(|(s, e)| *e - *s).collect();
         let summed: Duration = durations.iter().sum();
         durations.sort_unstable();
@@ -252,31 +251,31 @@ const SERIAL_CONCURRENCY: (u32, u32) = (7, 2);
 const SERIAL_SPREAD: (u32, u32) = (11, 4);
 
 /// The latest run of at least `min` of `spans` (sorted by start) whose
-/// union has no gap: the spans of that run, or `None` when no run is
-/// that long.
-fn latest_run(spans: &[(Instant, Instant)], min: usize) -> Option<&[(Instant, Instant)]> {
-    let mut runs = Vec::new();
+/// union has no gap: the spans of that run and the length of their union
+/// (its last end less its first start), or `None` when no run is that
+/// long.
+fn latest_run(
+    spans: &[(Instant, Instant)],
+    min: usize,
+) -> Option<(&[(Instant, Instant)], Duration)> {
+    let mut latest = None;
     let mut start = 0;
     let mut end: Option<Instant> = None;
-    for (i, &(s, e)) in spans.iter().enumerate() {
-        match end {
-            Some(ce) if s <= ce => end = Some(ce.max(e)),
-            _ => {
-                if end.is_some() {
-                    runs.push(start..i);
+    for i in 0..=spans.len() {
+        match (spans.get(i), end) {
+            (Some(&(s, e)), Some(ce)) if s <= ce => end = Some(ce.max(e)),
+            (next, _) => {
+                if let Some(ce) = end
+                    && i - start >= min
+                {
+                    latest = Some((&spans[start..i], ce - spans[start].0));
                 }
                 start = i;
-                end = Some(e);
+                end = next.map(|&(_, e)| e);
             }
         }
     }
-    if end.is_some() {
-        runs.push(start..spans.len());
-    }
-    runs.into_iter()
-        .rev()
-        .find(|r| r.len() >= min)
-        .map(|r| &spans[r])
+    latest
 }
 
 /// The length of the union of `spans` (sorted by start).

@@ -145,23 +145,36 @@ async fn scattered_read_of(table: &TableStore, n: u64) -> u64 {
         .requests
 }
 
-#[tokio::test]
-async fn a_server_that_serves_one_request_at_a_time_is_sent_fewer_larger_requests() {
-    // An emulator's server: 10 ms a request, one at a time (slow enough
-    // that a loaded test machine's scheduling is noise next to it). Its
-    // latency alone looks cheap next to 64 lanes; the queue is what costs.
+/// The blob served by an emulator's server: 10 ms a request, one at a
+/// time (slow enough that a loaded test machine's scheduling is noise
+/// next to it).
+async fn one_at_a_time_table() -> TableStore {
     let inner = InMemory::new();
     let serial = Arc::new(
         dar_io::testing::FaultStore::new(inner.clone())
             .with_serial_service(Duration::from_millis(10)),
     );
-    let table = store_over(&inner, serial).await;
-    assert_eq!(scattered_read(&table).await, 24, "one GET a range at first");
+    store_over(&inner, serial).await
+}
+
+/// The cost model's parameters, asserted to hold the one-at-a-time
+/// server's request cost (about 10 ms; at least half of it).
+fn learned_request_cost(table: &TableStore) -> dar_io::CostParams {
     let learned = table.cost_model().params();
     assert!(
         learned.request_cost >= Duration::from_millis(5),
         "{learned:?}"
     );
+    learned
+}
+
+#[tokio::test]
+async fn a_server_that_serves_one_request_at_a_time_is_sent_fewer_larger_requests() {
+    // An emulator's server: its latency alone looks cheap next to 64
+    // lanes; the queue is what costs.
+    let table = one_at_a_time_table().await;
+    assert_eq!(scattered_read(&table).await, 24, "one GET a range at first");
+    let learned = learned_request_cost(&table);
     // A 60 KiB gap costs 0.6 ms of a 100 MB/s link, a request 10 ms: the
     // gaps are fetched, in a few requests side by side (the model knows
     // no bandwidth of the server's, only its request cost).
@@ -187,18 +200,9 @@ async fn a_first_burst_of_eight_requests_teaches_a_one_at_a_time_servers_cost() 
     // A one-shot scan of eight files asks for their footers at once and
     // plans its page reads next: eight requests queued at a server that
     // answers one at a time must be enough to learn its cost.
-    let inner = InMemory::new();
-    let serial = Arc::new(
-        dar_io::testing::FaultStore::new(inner.clone())
-            .with_serial_service(Duration::from_millis(10)),
-    );
-    let table = store_over(&inner, serial).await;
+    let table = one_at_a_time_table().await;
     assert_eq!(scattered_read_of(&table, 8).await, 8);
-    let learned = table.cost_model().params();
-    assert!(
-        learned.request_cost >= Duration::from_millis(5),
-        "{learned:?}"
-    );
+    let learned = learned_request_cost(&table);
     let second = scattered_read(&table).await;
     assert!(second <= 6, "{second} GETs with {learned:?}");
 }

@@ -26,6 +26,16 @@ pub async fn open_version(path: &Path, version: u64) -> Table {
     .unwrap()
 }
 
+/// The table at `uri`, read through `store` (which serves the URI's
+/// objects), with default options.
+pub async fn table_over(uri: &str, store: Arc<dyn object_store::ObjectStore>) -> Table {
+    let store = dar_io::TableStore::builder(uri)
+        .with_store(store)
+        .build()
+        .unwrap();
+    Table::from_store(store, TableOptions::new()).await.unwrap()
+}
+
 pub async fn collect(plan: &ScanPlan) -> Vec<RecordBatch> {
     plan.execute().try_collect().await.unwrap()
 }

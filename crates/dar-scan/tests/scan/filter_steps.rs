@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use dar_scan::{Table, TableOptions};
+use dar_scan::Table;
 use dar_testkit::TableWriter;
 use object_store::ObjectStore;
 use object_store::memory::InMemory;
@@ -44,11 +44,7 @@ async fn table() -> Table {
     )
     .unwrap();
     w.append(&batch).await.unwrap();
-    let store = dar_io::TableStore::builder("memory://t")
-        .with_store(store)
-        .build()
-        .unwrap();
-    Table::from_store(store, TableOptions::new()).await.unwrap()
+    crate::common::table_over("memory://t", store).await
 }
 
 /// The `a` values of the rows `filter` keeps, and the rows the row filter

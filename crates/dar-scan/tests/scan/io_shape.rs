@@ -19,7 +19,7 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
 
-use crate::common::{a_where, collect, int64s};
+use crate::common::{a_where, collect, int64s, table_over};
 
 pub(crate) const FILES: i64 = 4;
 pub(crate) const ROWS: i64 = 16_000;
@@ -141,11 +141,7 @@ fn x_batch(range: std::ops::Range<i64>) -> RecordBatch {
 
 /// The table in `store` (a `memory://` store over it).
 async fn memory_table(store: Arc<dyn ObjectStore>) -> Table {
-    let store = TableStore::builder("memory://t")
-        .with_store(store)
-        .build()
-        .unwrap();
-    Table::from_store(store, TableOptions::new()).await.unwrap()
+    table_over("memory://t", store).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

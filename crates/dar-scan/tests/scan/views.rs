@@ -9,7 +9,7 @@ use arrow_array::builder::{ListBuilder, MapBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Fields, Schema};
-use dar_scan::{Table, TableOptions, view_type};
+use dar_scan::{Table, view_type};
 use dar_testkit::ColumnMappingMode;
 use dar_testkit::TableWriter;
 use futures::TryStreamExt;
@@ -91,11 +91,7 @@ async fn table(mode: ColumnMappingMode) -> Table {
         .unwrap();
         w.append(&batch).await.unwrap();
     }
-    let store = dar_io::TableStore::builder("memory://t")
-        .with_store(store)
-        .build()
-        .unwrap();
-    Table::from_store(store, TableOptions::new()).await.unwrap()
+    crate::common::table_over("memory://t", store).await
 }
 
 /// The batches of a scan of `t` with `filter`, views on or off.

@@ -131,13 +131,7 @@ async fn gated(
     let local = LocalFileSystem::new_with_prefix(dir).unwrap();
     let slow = Arc::new(RecordingStore::new(local));
     let gate = Arc::new(dar_io::testing::FaultStore::new(Arc::clone(&slow)));
-    let store = dar_io::TableStore::builder(uri)
-        .with_store(Arc::clone(&gate) as Arc<dyn object_store::ObjectStore>)
-        .build()
-        .unwrap();
-    let table = dar_scan::Table::from_store(store, dar_scan::TableOptions::new())
-        .await
-        .unwrap();
+    let table = crate::common::table_over(uri, Arc::clone(&gate) as _).await;
     (table, slow, gate)
 }
 
@@ -146,13 +140,7 @@ async fn gated(
 async fn recorded(dir: &Path) -> (dar_scan::Table, Arc<RecordingStore<LocalFileSystem>>) {
     let local = LocalFileSystem::new_with_prefix(dir).unwrap();
     let recording = Arc::new(RecordingStore::new(local));
-    let store = dar_io::TableStore::builder("memory://t")
-        .with_store(Arc::clone(&recording) as Arc<dyn object_store::ObjectStore>)
-        .build()
-        .unwrap();
-    let table = dar_scan::Table::from_store(store, dar_scan::TableOptions::new())
-        .await
-        .unwrap();
+    let table = crate::common::table_over("memory://t", Arc::clone(&recording) as _).await;
     recording.clear();
     (table, recording)
 }
