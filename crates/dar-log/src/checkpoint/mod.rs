@@ -31,7 +31,6 @@ mod retained;
 
 use columns::{add_columns, remove_keys, schema_err};
 use duplicates::{Gathered, KeyHasher, unique_adds};
-use io::files_in_flight;
 pub use io::{CheckpointIo, MAX_FILES_IN_FLIGHT, WHOLE_FILE_LIMIT};
 pub use retained::RetainedStats;
 
@@ -75,7 +74,7 @@ pub struct CheckpointContent {
 
 /// Read a whole checkpoint (all parts, and sidecars for V2); Parquet
 /// through `io`, a bounded number of files at a time (see
-/// [`files_in_flight`]). Adds whose logical-file key is in `removed` (what
+/// [`CheckpointIo::files_in_flight`]). Adds whose logical-file key is in `removed` (what
 /// newer commits removed or re-added) are dropped as each part is decoded,
 /// on that part's task. The live adds are then checked unique (see
 /// `duplicates`): an add repeated as is is read once, an add repeated
@@ -103,7 +102,7 @@ pub async fn read_checkpoint(
             merge(&mut out, part, &mut sidecars);
         }
     } else {
-        let in_flight = files_in_flight(cp.files.iter().map(|f| Some(f.size)));
+        let in_flight = io.files_in_flight(cp.files.iter().map(|f| Some(f.size)));
         // Indexes, not borrowed items: a closure over `&LogFile` made the
         // futures awaiting a replay fail rustc's `Send` check.
         let files = &cp.files;
@@ -129,7 +128,7 @@ pub async fn read_checkpoint(
     }
     if !sidecars.is_empty() {
         let sidecar_paths = paths.sidecars()?;
-        let in_flight = files_in_flight(
+        let in_flight = io.files_in_flight(
             sidecars
                 .iter()
                 .map(|s| s.size_in_bytes.and_then(|n| u64::try_from(n).ok())),

@@ -78,6 +78,53 @@ fn cat(context: &str, arrays: Vec<&dyn Array>) -> Result<ArrayRef> {
     arrow_select::concat::concat(&arrays).map_err(|e| LogError::arrow(context, e))
 }
 
+/// The paths of `adds` as one array, each batch's own array released as
+/// soon as it is copied (its `path` left empty): a concatenation holds
+/// every input until its output is whole, two copies of a million-file
+/// table's paths at once.
+fn take_paths(adds: &mut [AddColumns]) -> Result<StringArray> {
+    let rows: usize = adds.iter().map(|a| a.path.len()).sum();
+    let bytes: usize = adds
+        .iter()
+        .map(|a| {
+            let o = a.path.value_offsets();
+            (o[o.len() - 1] - o[0]) as usize
+        })
+        .sum();
+    let too_long = || {
+        LogError::arrow(
+            "file index path",
+            arrow_schema::ArrowError::OffsetOverflowError(bytes),
+        )
+    };
+    let end = i32::try_from(bytes).map_err(|_| too_long())?;
+    let mut offsets = Vec::with_capacity(rows + 1);
+    offsets.push(0i32);
+    let mut values = Vec::with_capacity(bytes);
+    let mut nulls = arrow_buffer::NullBufferBuilder::new(rows);
+    for a in adds.iter_mut() {
+        let batch = std::mem::replace(&mut a.path, StringArray::new_null(0));
+        let o = batch.value_offsets();
+        let (first, last) = (o[0], o[o.len() - 1]);
+        // `values` holds at most `bytes` (checked to fit an i32) before
+        // and after this batch.
+        let shift = values.len() as i32 - first;
+        values.extend_from_slice(&batch.value_data()[first as usize..last as usize]);
+        offsets.extend(o[1..].iter().map(|v| v + shift));
+        match batch.nulls() {
+            Some(n) => nulls.append_buffer(n),
+            None => nulls.append_n_non_nulls(batch.len()),
+        }
+    }
+    debug_assert_eq!(offsets.last(), Some(&end));
+    StringArray::try_new(
+        arrow_buffer::OffsetBuffer::new(offsets.into()),
+        values.into(),
+        nulls.finish(),
+    )
+    .map_err(|e| LogError::arrow("file index path", e))
+}
+
 /// Where files whose log path is not a plain relative name are.
 #[derive(Debug, Clone)]
 struct Located {
@@ -175,8 +222,9 @@ impl FileIndex {
     }
 
     /// [`FileIndex::build`] from batches the caller keeps: their paths
-    /// are concatenated first and the batches pointed at the result, so
-    /// the two copies of every path never exist at once.
+    /// are moved into one array first (see [`take_paths`]) and the
+    /// batches pointed at slices of it, so at most one batch's paths
+    /// exist twice at any time.
     pub(crate) fn build_sharing(
         paths: &TablePaths,
         schema: &StructType,
@@ -188,8 +236,7 @@ impl FileIndex {
         if adds.is_empty() {
             return Self::build(paths, schema, mapping, metadata, adds, loading);
         }
-        let arrays: Vec<&dyn Array> = adds.iter().map(|a| &a.path as &dyn Array).collect();
-        let path = cat("file index path", arrays)?.as_string::<i32>().clone();
+        let path = take_paths(adds)?;
         let mut at = 0;
         for a in adds.iter_mut() {
             let n = a.len();
@@ -448,3 +495,6 @@ impl FileIndex {
             .map_err(|e| LogError::arrow("file index batch", e))
     }
 }
+
+#[cfg(test)]
+mod tests;
