@@ -82,6 +82,7 @@ pub use fetch::fetch_ranges;
 pub use footer_cache::{CacheStats, CachedMetadata, MetadataCache};
 pub use footer_check::MAX_SCHEMA_DEPTH;
 pub use identity::{ObjectId, ObjectVersion, StoreId};
+pub use local::{LocalFiles, LocalStamp};
 pub use metered::{CacheCounts, ClassStats, IoMetrics, IoSnapshot, MeteredStore};
 pub use options::{REDACTED, StorageOptions, redact_uri};
 pub use planner::{FetchSlice, RangePlan, estimate_time, plan_ranges};

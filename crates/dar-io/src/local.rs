@@ -27,9 +27,10 @@ use crate::class::ObjectClass;
 use crate::error::{Error, Result};
 use crate::metered::IoMetrics;
 
-/// Direct reads of a local table's files, metered into its metrics.
+/// Direct reads of a local table's files, metered into its metrics (see
+/// [`crate::TableStore::local_files`]).
 #[derive(Debug, Clone)]
-pub(crate) struct LocalFiles {
+pub struct LocalFiles {
     fs: Arc<LocalFileSystem>,
     metrics: IoMetrics,
 }
@@ -58,27 +59,110 @@ impl LocalFiles {
         let metrics = self.metrics.clone();
         let name = path.to_string();
         metrics.count_local_read();
-        tokio::task::spawn_blocking(move || read_all(&file_path, &name, &ranges, class, &metrics))
-            .await
-            .map_err(|e| Error::Store {
-                path: path.to_string(),
-                source: object_store::Error::JoinError { source: e },
-            })?
+        tokio::task::spawn_blocking(move || {
+            read_all(&file_path, &name, &ranges, class, &metrics, None)
+        })
+        .await
+        .map_err(|e| Error::Store {
+            path: path.to_string(),
+            source: object_store::Error::JoinError { source: e },
+        })?
     }
 }
 
-/// The blocking half of [`LocalFiles::read`].
+impl LocalFiles {
+    /// The [`LocalStamp`] of the file at `path` now.
+    pub fn stamp(&self, path: &Path) -> Result<LocalStamp> {
+        let store_err = |source| Error::Store {
+            path: path.to_string(),
+            source,
+        };
+        let file_path = self.fs.path_to_filesystem(path).map_err(store_err)?;
+        let meta =
+            std::fs::metadata(&file_path).map_err(|e| store_err(io_error(path.as_ref(), e)))?;
+        Ok(LocalStamp::of(&meta))
+    }
+
+    /// [`LocalFiles::read`] on the calling thread, of the file at `path`
+    /// only while it is the one `stamp` describes: a file rewritten or
+    /// replaced since is an error naming it (a precondition failure, as a
+    /// GET of an object version that is gone). The check is of the
+    /// opened file, so nothing can swap it between the check and the reads.
+    pub fn read_now(
+        &self,
+        path: &Path,
+        ranges: &[Range<u64>],
+        class: ObjectClass,
+        stamp: &LocalStamp,
+    ) -> Result<Vec<Bytes>> {
+        let file_path = self
+            .fs
+            .path_to_filesystem(path)
+            .map_err(|source| Error::Store {
+                path: path.to_string(),
+                source,
+            })?;
+        self.metrics.count_local_read();
+        read_all(
+            &file_path,
+            path.as_ref(),
+            ranges,
+            class,
+            &self.metrics,
+            Some(stamp),
+        )
+    }
+}
+
+/// One version of a local file: its device and inode, size and
+/// modification time. A file rewritten or replaced under its name has
+/// another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalStamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl LocalStamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
+    }
+}
+
+/// The blocking half of [`LocalFiles::read`] and [`LocalFiles::read_now`]
+/// (which checks the file is still the one `stamp` describes).
 fn read_all(
     file_path: &std::path::Path,
     name: &str,
     ranges: &[Range<u64>],
     class: ObjectClass,
     metrics: &IoMetrics,
+    stamp: Option<&LocalStamp>,
 ) -> Result<Vec<Bytes>> {
-    let file = std::fs::File::open(file_path).map_err(|e| Error::Store {
+    let open_err = |e| Error::Store {
         path: name.to_string(),
         source: io_error(name, e),
-    })?;
+    };
+    let file = std::fs::File::open(file_path).map_err(open_err)?;
+    if let Some(stamp) = stamp
+        && LocalStamp::of(&file.metadata().map_err(open_err)?) != *stamp
+    {
+        return Err(Error::Store {
+            path: name.to_string(),
+            source: object_store::Error::Precondition {
+                path: name.to_string(),
+                source: "the file was rewritten or replaced since it was first read".into(),
+            },
+        });
+    }
     let mut out = Vec::with_capacity(ranges.len());
     for r in ranges {
         if r.start >= r.end {
@@ -227,5 +311,56 @@ mod tests {
             "{err}"
         );
         assert_eq!(metrics.snapshot().class(ObjectClass::PageData).errors, 0);
+    }
+
+    /// A read on the calling thread checks the file is the one its stamp
+    /// was taken of: the same file reads (each range metered), a file
+    /// rewritten or replaced since is a precondition error naming it,
+    /// never its new bytes.
+    #[test]
+    fn a_read_now_reads_only_the_file_its_stamp_describes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("data.bin");
+        std::fs::write(&file, [1u8; 100]).unwrap();
+        let (local, metrics, path) = files(dir.path());
+        let stamp = local.stamp(&path).unwrap();
+        let got = local
+            .read_now(&path, &[0..4, 50..60], ObjectClass::Checkpoint, &stamp)
+            .unwrap();
+        assert_eq!(got[1].as_ref(), &[1u8; 10]);
+        let s = metrics.snapshot();
+        assert_eq!(
+            (s.local_reads, s.class(ObjectClass::Checkpoint).requests),
+            (1, 2)
+        );
+
+        let precondition = |err: &Error| {
+            matches!(
+                err,
+                Error::Store {
+                    source: object_store::Error::Precondition { .. },
+                    ..
+                }
+            ) && err.to_string().contains("data.bin")
+        };
+        // Replaced by another file of the same size (another inode).
+        let other = dir.path().join("other.bin");
+        std::fs::write(&other, [2u8; 100]).unwrap();
+        std::fs::rename(&other, &file).unwrap();
+        let err = local
+            .read_now(&path, &[0..4], ObjectClass::Checkpoint, &stamp)
+            .unwrap_err();
+        assert!(precondition(&err), "{err}");
+        // Rewritten in place, longer.
+        let stamp = local.stamp(&path).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"more"))
+            .unwrap();
+        let err = local
+            .read_now(&path, &[0..4], ObjectClass::Checkpoint, &stamp)
+            .unwrap_err();
+        assert!(precondition(&err), "{err}");
     }
 }

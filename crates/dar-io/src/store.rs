@@ -143,6 +143,12 @@ impl TableStore {
         &self.cost
     }
 
+    /// Direct reads of the table's files, when its store is the local file
+    /// system dar built (not a store of the caller's).
+    pub fn local_files(&self) -> Option<&LocalFiles> {
+        self.local.as_ref()
+    }
+
     /// The footer cache shared by readers of this table.
     pub fn metadata_cache(&self) -> &MetadataCache {
         &self.cache

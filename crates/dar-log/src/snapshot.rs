@@ -135,6 +135,15 @@ impl SnapshotBuilder {
         self
     }
 
+    /// Reads of the table's files on local disk (the table store's
+    /// [`dar_io::TableStore::local_files`]): the statistics of a local
+    /// checkpoint are then read again from the file when a query needs
+    /// them, not kept in memory (see [`CheckpointIo::with_local_files`]).
+    pub fn with_local_files(mut self, local: Option<dar_io::LocalFiles>) -> Self {
+        self.checkpoints = self.checkpoints.with_local_files(local);
+        self
+    }
+
     /// Plans the range reads of large checkpoints with `cost` (for example
     /// the table store's [`dar_io::TableStore::cost_model`]; default:
     /// dar-io's remote defaults).

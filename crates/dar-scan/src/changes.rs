@@ -198,7 +198,8 @@ impl ChangesBuilder {
         let io = CheckpointIo::new()
             .with_store_id(store.store_id().clone())
             .with_metadata_cache(store.metadata_cache().clone())
-            .with_cost_model(Arc::clone(store.cost_model()));
+            .with_cost_model(Arc::clone(store.cost_model()))
+            .with_local_files(store.local_files().cloned());
         // The table's snapshot stands for the latest state when it is one.
         let feed = ChangeFeed::open_at(table.snapshot(), &io, self.start, self.end)
             .await

@@ -260,6 +260,7 @@ impl Table {
             // model, like the data files.
             .with_metadata_cache(store.metadata_cache().clone())
             .with_cost_model(Arc::clone(store.cost_model()))
+            .with_local_files(store.local_files().cloned())
             .with_store_id(store.store_id().clone())
             .with_range_cache(store.range_cache().clone(), store.metrics().clone())
             .with_file_index(if options.lazy_file_index {

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
-use dar_io::{CostModel, MetadataCache, ObjectClass, ParquetReader, StoreId};
+use dar_io::{CostModel, LocalFiles, MetadataCache, ObjectClass, ParquetReader, StoreId};
 use object_store::ObjectStore;
 use object_store::path::Path;
 
@@ -62,6 +62,8 @@ pub struct CheckpointIo {
     /// without one, an identity of this value's own, made at the first read
     /// and shared by clones.
     store_id: Arc<OnceLock<StoreId>>,
+    /// Direct reads of local checkpoint files (see [`CheckpointIo::with_local_files`]).
+    local: Option<LocalFiles>,
 }
 
 impl CheckpointIo {
@@ -102,6 +104,21 @@ impl CheckpointIo {
     pub fn with_store_id(mut self, store: StoreId) -> Self {
         self.store_id = Arc::new(OnceLock::from(store));
         self
+    }
+
+    /// Reads of the table's files on local disk (the table store's
+    /// [`dar_io::TableStore::local_files`]), when its store is one: the
+    /// stats chunks a checkpoint's counts were decoded from are then let
+    /// go, and read again from the file when a query needs them (see
+    /// [`RetainedStats`](super::RetainedStats)).
+    pub fn with_local_files(mut self, local: Option<LocalFiles>) -> Self {
+        self.local = local;
+        self
+    }
+
+    /// The local reads set by [`CheckpointIo::with_local_files`].
+    pub(super) fn local_files(&self) -> Option<&LocalFiles> {
+        self.local.as_ref()
     }
 
     /// Whether checkpoint parts, sidecars and the stats of each decode as

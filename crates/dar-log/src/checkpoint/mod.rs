@@ -371,6 +371,17 @@ async fn read_parquet_file(
         path: path.clone(),
         source,
     };
+    // A local file's stamp, taken before its first read: its stats are
+    // read again later only from the file this read sees.
+    let local = match io.local_files() {
+        Some(files) => Some((
+            files.clone(),
+            files
+                .stamp(location)
+                .map_err(|e| retained::local_err(&path, e))?,
+        )),
+        None => None,
+    };
     let mut reader = io.reader(store, location, size).with_version(version);
     let metadata = ArrowReaderMetadata::load_async(&mut reader, Default::default())
         .await
@@ -399,15 +410,26 @@ async fn read_parquet_file(
             }
         };
         let starts = stats_ranges.iter().map(|r| r.start);
+        let on_disk = local.map(|(files, stamp)| retained::OnDisk {
+            files,
+            location: location.clone(),
+            ranges: stats_ranges.clone(),
+            stamp,
+        });
         let retained = Arc::new(RetainedStats::new(
             path.clone(),
             metadata.clone(),
             stats_leaves,
             starts.zip(fetched.into_iter().map(own)).collect(),
             io.parallel(),
+            on_disk,
         ));
         let decoding = Arc::clone(&retained);
-        let counts = io.run_cpu(&path, move || decoding.decode(Vec::new()));
+        let counts = io.run_cpu(&path, move || {
+            let counts = decoding.decode(Vec::new());
+            decoding.release();
+            counts
+        });
         Some((retained, counts))
     };
     let main = Chunks::new(

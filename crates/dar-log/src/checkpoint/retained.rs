@@ -5,14 +5,26 @@
 //! `numRecords` and `tightBounds`; their column chunks (compressed, as the
 //! file holds them) stay in a [`RetainedStats`]. A predicate on a column
 //! decodes the chunks again with a projection onto what that column needs
-//! (the JSON text, or the column's leaves of `stats_parsed`), from memory:
-//! no second read of the object, and never the other columns' typed stats.
+//! (the JSON text, or the column's leaves of `stats_parsed`), and never the
+//! other columns' typed stats.
+//!
+//! Where the chunks stay depends on the store. From object storage they
+//! stay in memory: reading them again would cost a round trip and their
+//! bytes again. From a local file they are let go once the counts are
+//! decoded, and read again (one positioned read per chunk, from the page
+//! cache as a rule) when a query needs them, from the file only while it
+//! is the one first read ([`dar_io::LocalStamp`]): a million-file
+//! checkpoint's stats are 45 MB of compressed text that an open followed
+//! by a count, or by no query at all, never reads again.
 
-use std::sync::Arc;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, StringArray, StructArray};
 use bytes::Bytes;
+use dar_io::{LocalFiles, LocalStamp, ObjectClass};
+use object_store::path::Path;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
@@ -39,28 +51,47 @@ pub(super) fn is_stats_leaf(parts: &[String]) -> bool {
 pub struct RetainedStats {
     path: String,
     metadata: ArrowReaderMetadata,
-    chunks: Arc<Chunks>,
+    /// The chunks, while they are held in memory.
+    held: Mutex<Option<Arc<Chunks>>>,
+    /// Where they are on local disk, when they can be let go.
+    on_disk: Option<OnDisk>,
     /// Parquet leaf indices of `add.stats` / `add.stats_parsed.*`.
     leaves: Vec<usize>,
     /// Decode row ranges on threads of their own.
     parallel: bool,
 }
 
+/// Where the stats chunks of a local checkpoint file are.
+#[derive(Debug)]
+pub(super) struct OnDisk {
+    /// Reads of the table's local files.
+    pub(super) files: LocalFiles,
+    /// The file's object key.
+    pub(super) location: Path,
+    /// The chunks' byte ranges.
+    pub(super) ranges: Vec<Range<u64>>,
+    /// The file as it was when first read.
+    pub(super) stamp: LocalStamp,
+}
+
 impl RetainedStats {
     /// Keeps `ranges` (the column chunks of `leaves`) of the file at
     /// `path` whose footer is `metadata`, as given (the caller copies them
-    /// out of a larger buffer they should not pin).
+    /// out of a larger buffer they should not pin); `on_disk` when they
+    /// can be read again from a local file once [released](Self::release).
     pub(super) fn new(
         path: String,
         metadata: ArrowReaderMetadata,
         leaves: Vec<usize>,
         ranges: Vec<(u64, Bytes)>,
         parallel: bool,
+        on_disk: Option<OnDisk>,
     ) -> Self {
         Self {
             path,
             metadata,
-            chunks: Chunks::new(ranges),
+            held: Mutex::new(Some(Chunks::new(ranges))),
+            on_disk,
             leaves,
             parallel,
         }
@@ -71,9 +102,45 @@ impl RetainedStats {
         &self.path
     }
 
-    /// Bytes held.
+    /// Bytes held in memory (none once released).
     pub fn bytes(&self) -> usize {
-        self.chunks.bytes()
+        self.held_chunks().map_or(0, |c| c.bytes())
+    }
+
+    /// Lets the chunks go when they can be read again from a local file;
+    /// else keeps them.
+    pub(super) fn release(&self) {
+        if self.on_disk.is_some() {
+            *self.held.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        }
+    }
+
+    fn held_chunks(&self) -> Option<Arc<Chunks>> {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The chunks: those held, else read again from the local file (an
+    /// error naming it when it changed since).
+    fn chunks(&self) -> Result<Arc<Chunks>> {
+        if let Some(c) = self.held_chunks() {
+            return Ok(c);
+        }
+        let Some(d) = &self.on_disk else {
+            return Err(super::decoding_failed(
+                &self.path,
+                "its statistics are gone",
+            ));
+        };
+        let bytes = d
+            .files
+            .read_now(&d.location, &d.ranges, ObjectClass::Checkpoint, &d.stamp)
+            .map_err(|e| local_err(&self.path, e))?;
+        Ok(Chunks::new(
+            d.ranges.iter().map(|r| r.start).zip(bytes).collect(),
+        ))
     }
 
     /// Rows of the file (one per action, adds or not).
@@ -106,10 +173,11 @@ impl RetainedStats {
             return builder.finish_raw();
         }
         let mask = ProjectionMask::leaves(descr, wanted);
+        let held = self.chunks()?;
         let pieces = chunks::pieces(rows, self.parallel);
         let decoded = crate::parallel::run_parallel(
             &pieces,
-            |r| self.decode_rows(&columns, &mask, r.clone()),
+            |r| self.decode_rows(&held, &columns, &mask, r.clone()),
             |_| super::decoding_failed(&self.path, "a thread panicked"),
         );
         let mut builder = StatsBuilder::new(columns);
@@ -122,6 +190,7 @@ impl RetainedStats {
     /// [`RetainedStats::decode`] of the rows `range` of the file.
     fn decode_rows(
         &self,
+        held: &Arc<Chunks>,
         columns: &[StatsColumn],
         mask: &ProjectionMask,
         range: std::ops::Range<usize>,
@@ -131,8 +200,7 @@ impl RetainedStats {
             source,
         };
         let mut builder = StatsBuilder::new(columns.to_vec());
-        let reader =
-            chunks::reader(&self.chunks, &self.metadata, mask, range.clone()).map_err(pq_err)?;
+        let reader = chunks::reader(held, &self.metadata, mask, range.clone()).map_err(pq_err)?;
         for batch in reader {
             let batch = batch.map_err(|e| pq_err(e.into()))?;
             let Some(add) = batch.column_by_name("add").and_then(|c| c.as_struct_opt()) else {
@@ -182,7 +250,7 @@ impl RetainedStats {
         let descr = self.metadata.metadata().file_metadata().schema_descr();
         let mask = ProjectionMask::leaves(descr, self.leaves.iter().copied());
         let reader =
-            chunks::reader(&self.chunks, &self.metadata, &mask, row..row + 1).map_err(pq_err)?;
+            chunks::reader(&self.chunks()?, &self.metadata, &mask, row..row + 1).map_err(pq_err)?;
         for batch in reader {
             let batch = batch.map_err(|e| pq_err(e.into()))?;
             let Some(add) = batch.column_by_name("add").and_then(|c| c.as_struct_opt()) else {
@@ -211,6 +279,20 @@ impl RetainedStats {
             column: column.to_string(),
             detail: format!("expected text or a struct, found {found}"),
         }
+    }
+}
+
+/// The error of a failed read of the checkpoint file `path` from local disk.
+pub(super) fn local_err(path: &str, e: dar_io::Error) -> LogError {
+    match e {
+        dar_io::Error::Store { source, .. } => LogError::store(path, source),
+        other => LogError::store(
+            path,
+            object_store::Error::Generic {
+                store: "dar-io",
+                source: Box::new(other),
+            },
+        ),
     }
 }
 

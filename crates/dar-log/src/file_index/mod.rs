@@ -236,10 +236,10 @@ impl FileIndex {
         if adds.is_empty() {
             return Self::build(paths, schema, mapping, metadata, adds, loading);
         }
+        let lens: Vec<usize> = adds.iter().map(AddColumns::len).collect();
         let path = take_paths(adds)?;
         let mut at = 0;
-        for a in adds.iter_mut() {
-            let n = a.len();
+        for (a, n) in adds.iter_mut().zip(lens) {
             a.path = path.slice(at, n);
             at += n;
         }

@@ -23,6 +23,7 @@ mod filter_steps;
 mod hardening;
 mod io_shape;
 mod kernel;
+mod local_stats;
 mod metadata_scale;
 mod props;
 mod refresh;

@@ -1,0 +1,183 @@
+//! A local checkpoint's statistics are let go once the open has decoded
+//! its counts, and read again from the file when a query needs them, only
+//! while the file is the one the open read; through a store of the
+//! caller's (or any object store) they stay in memory. Every checkpoint
+//! shape: classic JSON stats, `stats_parsed` only, multi-part, V2 with
+//! sidecars.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use dar_io::ObjectClass;
+use dar_scan::Table;
+use dar_testkit::{CheckpointOptions, TableWriter};
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+
+use crate::common::table_over;
+
+const FILES: usize = 300;
+
+/// A log-only table of `FILES` files of two rows each (`id` 0.., `day`
+/// = id % 7), checkpointed as `options` says, then one more commit.
+async fn write(dir: &Path, options: &CheckpointOptions) {
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir).unwrap());
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("day", DataType::Int64, true),
+    ]));
+    let mut w = TableWriter::builder(store, "t".into(), Arc::clone(&schema))
+        .create()
+        .await
+        .unwrap();
+    let rows = |from: i64, n: i64| {
+        RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(Int64Array::from_iter_values(from..from + n)),
+                Arc::new(Int64Array::from_iter_values(
+                    (from..from + n).map(|i| i % 7),
+                )),
+            ],
+        )
+        .unwrap()
+    };
+    w.append_log_only(&rows(0, 2 * FILES as i64), 2)
+        .await
+        .unwrap();
+    w.checkpoint_with(options).await.unwrap();
+    w.append_log_only(&rows(2 * FILES as i64, 4), 2)
+        .await
+        .unwrap();
+}
+
+/// Checkpoint requests made so far through `t`'s store.
+fn checkpoint_requests(t: &Table) -> u64 {
+    t.store()
+        .metrics()
+        .snapshot()
+        .class(ObjectClass::Checkpoint)
+        .requests
+}
+
+/// The paths of the files `sql` keeps, sorted.
+fn kept(t: &Table, sql: &str) -> Vec<String> {
+    let plan = t.scan().with_predicate_sql(sql).build().unwrap();
+    let mut paths: Vec<String> = plan.tasks().iter().map(|t| t.log_path.clone()).collect();
+    paths.sort();
+    paths
+}
+
+/// Every checkpoint file (parts and sidecars) of the table at `root`.
+fn checkpoint_files(root: &Path) -> Vec<std::path::PathBuf> {
+    let log = root.join("_delta_log");
+    let mut out: Vec<_> = std::fs::read_dir(&log)
+        .unwrap()
+        .chain(
+            std::fs::read_dir(log.join("_sidecars"))
+                .into_iter()
+                .flatten(),
+        )
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "parquet")
+                && (p.to_string_lossy().contains("checkpoint")
+                    || p.to_string_lossy().contains("_sidecars"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Replaces `file` by a copy of itself: the same bytes, another file.
+fn replace_by_copy(file: &Path) {
+    let copy = file.with_extension("copy");
+    std::fs::copy(file, &copy).unwrap();
+    std::fs::rename(&copy, file).unwrap();
+}
+
+async fn check(options: CheckpointOptions, shape: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &options).await;
+    let root = dir.path().join("t");
+    let uri = root.to_str().unwrap().to_string();
+    let local = Table::open(&uri).await.unwrap();
+    let caller: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+    let held = table_over(&format!("file://{uri}"), caller).await;
+
+    // The local index holds no stats chunks: less than the same index
+    // with them.
+    let bytes = |t: &Table| t.scan().build().unwrap().metrics().snapshot().index_bytes;
+    assert!(
+        bytes(&local) < bytes(&held),
+        "{shape}: local {} bytes, held {}",
+        bytes(&local),
+        bytes(&held)
+    );
+
+    // Both prune alike: ids 100..139 are files 50..69.
+    let (before_local, before_held) = (checkpoint_requests(&local), checkpoint_requests(&held));
+    let sql = "id >= 100 AND id < 140";
+    let files = kept(&local, sql);
+    assert_eq!(files.len(), 20, "{shape}");
+    assert_eq!(files, kept(&held, sql), "{shape}");
+    // The local stats were read again; the held ones were not.
+    assert!(
+        checkpoint_requests(&local) > before_local,
+        "{shape}: no checkpoint read by the local plan"
+    );
+    assert_eq!(checkpoint_requests(&held), before_held, "{shape}");
+
+    // A checkpoint file replaced since the open (even by its own bytes)
+    // is not read again: the plan of a column not parsed yet fails naming
+    // it. The held stats still plan.
+    let replaced = checkpoint_files(&root);
+    assert!(!replaced.is_empty(), "{shape}");
+    for f in &replaced {
+        replace_by_copy(f);
+    }
+    let err = local
+        .scan()
+        .with_predicate_sql("day = 3")
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        replaced
+            .iter()
+            .any(|f| err.contains(f.file_name().unwrap().to_str().unwrap())),
+        "{shape}: {err}"
+    );
+    assert!(err.contains("rewritten or replaced"), "{shape}: {err}");
+    let days = held
+        .scan()
+        .with_predicate_sql("day = 3")
+        .build()
+        .unwrap()
+        .tasks()
+        .len();
+    assert!(days > 0 && days < FILES, "{shape}: {days} files");
+    // A table opened anew reads the new files.
+    let reopened = Table::open(&uri).await.unwrap();
+    assert_eq!(kept(&reopened, sql), files, "{shape}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_checkpoint_stats_are_read_again_only_from_the_file_first_read() {
+    check(CheckpointOptions::default(), "classic, JSON stats").await;
+    check(
+        CheckpointOptions::default()
+            .with_stats_json(false)
+            .with_stats_parsed(true),
+        "classic, stats_parsed",
+    )
+    .await;
+    check(CheckpointOptions::default().with_parts(3), "multi-part").await;
+    check(
+        CheckpointOptions::default().with_sidecars(2),
+        "V2, sidecars",
+    )
+    .await;
+}
