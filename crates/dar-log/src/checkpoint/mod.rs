@@ -15,7 +15,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch, StringArray, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
-use futures::{StreamExt, TryStreamExt};
+use futures::{FutureExt, StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::ProjectionMask;
@@ -352,11 +352,14 @@ struct Live {
 
 /// Read one checkpoint part or sidecar. `adds_only` for sidecars.
 ///
-/// One planned read fetches every column chunk needed. Two pieces of work
-/// then run side by side on blocking threads, each split in row ranges:
+/// Two pieces of work run on blocking threads, each split in row ranges:
 /// the decoding of `numRecords` / `tightBounds` from the stats chunks
-/// (kept, compressed, for the column stats a query asks for later), and
-/// of the other columns (paths, sizes, DVs, the non-file actions).
+/// (kept, compressed, for the column stats a query asks for later; from
+/// a local file, let go and read again when asked for), and of the other
+/// columns (paths, sizes, DVs, the non-file actions). From object storage
+/// one planned read fetches every chunk and the two run side by side;
+/// from a local file the stats are read and their counts decoded first,
+/// then the rest, so that the two sets of chunks are never held at once.
 async fn read_parquet_file(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
@@ -393,17 +396,32 @@ async fn read_parquet_file(
     // for later) and the rest (decoded now).
     let stats_ranges = chunks::chunk_ranges(&metadata, &stats_leaves);
     let main_ranges = chunks::chunk_ranges(&metadata, &leaves);
-    let wanted: Vec<_> = stats_ranges.iter().chain(&main_ranges).cloned().collect();
-    let mut fetched = reader.get_byte_ranges(wanted).await.map_err(pq_err)?;
-    let main_bytes = fetched.split_off(stats_ranges.len().min(fetched.len()));
-    let counts = if stats_leaves.is_empty() {
+    // From object storage, one planned read of every chunk needed. From a
+    // local file, the stats first: their counts are decoded and the
+    // chunks let go before the other chunks are read and decoded, so the
+    // two are never held at once.
+    let (fetched, main_bytes) = if local.is_some() {
+        let stats = reader
+            .get_byte_ranges(stats_ranges.clone())
+            .await
+            .map_err(pq_err)?;
+        (stats, None)
+    } else {
+        let wanted: Vec<_> = stats_ranges.iter().chain(&main_ranges).cloned().collect();
+        let mut fetched = reader.get_byte_ranges(wanted).await.map_err(pq_err)?;
+        let main = fetched.split_off(stats_ranges.len().min(fetched.len()));
+        (fetched, Some(main))
+    };
+    let mut counts = if stats_leaves.is_empty() {
         None
     } else {
         // The read may have coalesced the stats with the other chunks into
         // one buffer: kept as they are, the stats would pin all of it. A
-        // small file read whole (at most `WHOLE_FILE_LIMIT`) keeps its slices.
+        // small file read whole (at most `WHOLE_FILE_LIMIT`) keeps its
+        // slices, and stats read alone are their own buffers.
+        let coalesced = main_bytes.is_some();
         let own = |b: bytes::Bytes| {
-            if size > WHOLE_FILE_LIMIT {
+            if coalesced && size > WHOLE_FILE_LIMIT {
                 bytes::Bytes::copy_from_slice(&b)
             } else {
                 b
@@ -431,6 +449,19 @@ async fn read_parquet_file(
             counts
         });
         Some((retained, counts))
+    };
+    let main_bytes = match main_bytes {
+        Some(b) => b,
+        None => {
+            if let Some((file, pending)) = counts.take() {
+                let done = pending.await?;
+                counts = Some((file, futures::future::ready(Ok(done)).boxed()));
+            }
+            reader
+                .get_byte_ranges(main_ranges.clone())
+                .await
+                .map_err(pq_err)?
+        }
     };
     let main = Chunks::new(
         main_ranges
