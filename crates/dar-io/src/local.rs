@@ -348,7 +348,7 @@ mod tests {
         std::fs::write(&other, [2u8; 100]).unwrap();
         std::fs::rename(&other, &file).unwrap();
         let err = local
-            .read_now(&path, &[0..4], ObjectClass::Checkpoint, &stamp)
+            .read_now(&path, &[0..4, 10..12], ObjectClass::Checkpoint, &stamp)
             .unwrap_err();
         assert!(precondition(&err), "{err}");
         // Rewritten in place, longer.
@@ -359,7 +359,7 @@ mod tests {
             .and_then(|mut f| std::io::Write::write_all(&mut f, b"more"))
             .unwrap();
         let err = local
-            .read_now(&path, &[0..4], ObjectClass::Checkpoint, &stamp)
+            .read_now(&path, &[0..4, 10..12], ObjectClass::Checkpoint, &stamp)
             .unwrap_err();
         assert!(precondition(&err), "{err}");
     }

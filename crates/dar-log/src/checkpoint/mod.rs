@@ -392,8 +392,7 @@ async fn read_parquet_file(
     let descr = metadata.metadata().file_metadata().schema_descr_ptr();
     let (leaves, stats_leaves) = wanted_leaves(&descr, adds_only);
     check_roots(&metadata, &path, adds_only)?;
-    // One planned read of every chunk needed: the stats (kept compressed
-    // for later) and the rest (decoded now).
+    // The stats (kept compressed for later) and the rest (decoded now).
     let stats_ranges = chunks::chunk_ranges(&metadata, &stats_leaves);
     let main_ranges = chunks::chunk_ranges(&metadata, &leaves);
     // From object storage, one planned read of every chunk needed. From a
