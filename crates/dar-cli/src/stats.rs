@@ -114,6 +114,13 @@ pub fn write_stats(
             if m.stats_columns_parsed == 1 { "" } else { "s" }
         )?;
     }
+    if m.stats_files_unavailable > 0 {
+        writeln!(
+            w,
+            "  {} files kept without column statistics: their checkpoint file changed since the open",
+            m.stats_files_unavailable
+        )?;
+    }
     writeln!(
         w,
         "  row groups: {} in files read, {} pruned",
@@ -181,5 +188,14 @@ mod tests {
         assert!(text.contains("2 deleted by deletion vectors"));
         assert!(text.contains("7 returned in 1 batch\n"));
         assert!(text.contains("io (scan):  0 requests, 0 B"));
+        assert!(!text.contains("without column statistics"));
+        m.stats_files_unavailable = 3;
+        let mut out = Vec::new();
+        write_stats(&mut out, &m, &IoSnapshot::default(), WallTimes::default()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("3 files kept without column statistics"),
+            "{text}"
+        );
     }
 }

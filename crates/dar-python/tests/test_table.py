@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import dar
-from conftest import SAMPLE, run_dar
+from conftest import SAMPLE, run_dar, sorted_rows
 
 
 def test_properties_of_the_sample():
@@ -117,3 +117,37 @@ def test_refresh_moves_to_the_newest_version(tmp_path):
     # A scan described before the refresh keeps reading its version.
     assert scan.count() == 240 and scan.to_table().num_rows == 240
     assert dar.Table(str(table), version=1).scan().count() == 240
+
+
+def test_stats_of_a_local_checkpoint_are_read_again_only_from_the_file_first_read(tmp_path):
+    # A local checkpoint's stats are let go after the open and read again
+    # when a filter needs a column's: from the same file only. Once it was
+    # replaced (even by its own bytes), its files have no statistics for
+    # columns not parsed yet: every filter keeps them, rows stay exact.
+    table = tmp_path / "sample"
+    shutil.copytree(SAMPLE, table)
+    t = dar.Table(str(table))
+    fresh = dar.Table(str(SAMPLE))
+    ids = "trip_id BETWEEN 165 AND 175"
+    scan = t.scan(filter=ids)
+    assert scan.to_table().equals(fresh.scan(filter=ids).to_table())
+    pruned = scan.metrics()["files_pruned"]
+    assert pruned > 0 and scan.metrics()["stats_files_unavailable"] == 0
+    checkpoint = table / "_delta_log" / "00000000000000000004.checkpoint.parquet"
+    copy = checkpoint.with_suffix(".copy")
+    shutil.copy(checkpoint, copy)
+    os.replace(copy, checkpoint)
+    fares = "fare > 40"
+    expected = fresh.scan(filter=fares)
+    rows = expected.to_table()
+    assert rows.num_rows > 0
+    stale = t.scan(filter=fares)
+    assert sorted_rows(stale.to_table()) == sorted_rows(rows)
+    m = stale.metrics()
+    assert m["stats_files_unavailable"] > 0
+    assert m["files_pruned"] <= expected.metrics()["files_pruned"]
+    # The stats parsed before still prune; a table opened anew reads the new file.
+    assert t.scan(filter=ids).metrics()["files_pruned"] == pruned
+    anew = dar.Table(str(table)).scan(filter=fares)
+    assert sorted_rows(anew.to_table()) == sorted_rows(rows)
+    assert anew.metrics()["stats_files_unavailable"] == 0

@@ -15,7 +15,11 @@
 //! cache as a rule) when a query needs them, from the file only while it
 //! is the one first read ([`dar_io::LocalStamp`]): a million-file
 //! checkpoint's stats are 45 MB of compressed text that an open followed
-//! by a count, or by no query at all, never reads again.
+//! by a count, or by no query at all, never reads again. When the file is
+//! gone or was replaced since (log cleanup under a long-lived, refreshed
+//! snapshot), its files read as files without statistics for the columns
+//! not parsed yet: kept by every filter, never pruned on bytes that were
+//! not checked ([`RetainedStats::decode_again`]).
 
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -156,6 +160,21 @@ impl RetainedStats {
     /// whose [`finish`](StatsBuilder::finish) applies the rule of what
     /// statistics may be used for, once per file.
     pub fn decode(&self, columns: Vec<StatsColumn>) -> Result<FileStats> {
+        self.decode_from(&self.chunks()?, columns)
+    }
+
+    /// [`RetainedStats::decode`] for a query after the open: `None` when
+    /// the chunks were let go and the local file is gone or no longer the
+    /// one first read (its files then have no statistics for `columns`).
+    pub(crate) fn decode_again(&self, columns: Vec<StatsColumn>) -> Result<Option<FileStats>> {
+        match self.chunks() {
+            Ok(held) => self.decode_from(&held, columns).map(Some),
+            // Only a read of the chunks again fails here.
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn decode_from(&self, held: &Arc<Chunks>, columns: Vec<StatsColumn>) -> Result<FileStats> {
         let descr = self.metadata.metadata().file_metadata().schema_descr();
         let wanted: Vec<usize> = self
             .leaves
@@ -173,11 +192,10 @@ impl RetainedStats {
             return builder.finish_raw();
         }
         let mask = ProjectionMask::leaves(descr, wanted);
-        let held = self.chunks()?;
         let pieces = chunks::pieces(rows, self.parallel);
         let decoded = crate::parallel::run_parallel(
             &pieces,
-            |r| self.decode_rows(&held, &columns, &mask, r.clone()),
+            |r| self.decode_rows(held, &columns, &mask, r.clone()),
             |_| super::decoding_failed(&self.path, "a thread panicked"),
         );
         let mut builder = StatsBuilder::new(columns);

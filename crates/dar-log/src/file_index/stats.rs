@@ -65,6 +65,8 @@ pub struct IndexStats {
     parsed: AtomicUsize,
     /// Passes over the files' statistics made by loads.
     passes: AtomicUsize,
+    /// Files whose column stats a load could not read again.
+    unavailable: AtomicUsize,
 }
 
 impl Clone for IndexStats {
@@ -79,6 +81,7 @@ impl Clone for IndexStats {
             loaded: self.loaded.snapshot(),
             parsed: AtomicUsize::new(self.parsed_columns()),
             passes: AtomicUsize::new(self.parse_passes()),
+            unavailable: AtomicUsize::new(self.unavailable_files()),
         }
     }
 }
@@ -150,6 +153,7 @@ impl IndexStats {
             loaded: Slots::new(columns.len()),
             parsed: AtomicUsize::new(0),
             passes: AtomicUsize::new(0),
+            unavailable: AtomicUsize::new(0),
             columns,
             sources,
         })
@@ -213,6 +217,15 @@ impl IndexStats {
     /// column.
     pub fn parse_passes(&self) -> usize {
         self.passes.load(Ordering::Relaxed)
+    }
+
+    /// Files (counted once per load) whose column statistics could not be
+    /// read again: a local checkpoint file gone or replaced since the open
+    /// (see [`crate::checkpoint::RetainedStats`]). They read as files
+    /// without statistics for the columns of those loads, so every filter
+    /// keeps them.
+    pub fn unavailable_files(&self) -> usize {
+        self.unavailable.load(Ordering::Relaxed)
     }
 
     /// Bytes held: the counts, the kept column stats, and the sources
@@ -292,7 +305,15 @@ impl IndexStats {
             .collect();
         let mut decoded = crate::parallel::run_parallel(
             &retained,
-            |(file, rows)| file.decode(columns.to_vec())?.take(rows),
+            |(file, rows)| match file.decode_again(columns.to_vec())? {
+                Some(stats) => stats.take(rows),
+                None => {
+                    self.unavailable.fetch_add(rows.len(), Ordering::Relaxed);
+                    let mut absent = StatsBuilder::new(columns.to_vec());
+                    absent.push_absent_many(rows.len());
+                    absent.finish_raw()
+                }
+            },
             |(file, _)| crate::checkpoint::decoding_failed(file.path(), "a thread panicked"),
         )
         .into_iter();

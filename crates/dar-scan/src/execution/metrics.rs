@@ -88,6 +88,7 @@ struct Counters {
     files_answered_from_log: AtomicU64,
     index_bytes: AtomicU64,
     stats_columns_parsed: AtomicU64,
+    stats_files_unavailable: AtomicU64,
     /// Field lookups made resolving files' columns (tests check they grow
     /// with files times columns, never with batches).
     column_lookups: AtomicU64,
@@ -121,6 +122,10 @@ pub struct MetricsSnapshot {
     /// Columns whose file statistics planning parsed (a column's are
     /// parsed once per snapshot, by the first plan that needs them).
     pub stats_columns_parsed: u64,
+    /// Files whose column statistics planning could not read again (a
+    /// local checkpoint file gone or replaced since the open): kept, as
+    /// files without statistics.
+    pub stats_files_unavailable: u64,
     /// Row groups in the footers read.
     pub row_groups_total: u64,
     /// Row groups pruned with footer statistics, the page index or the DV.
@@ -152,12 +157,13 @@ pub struct MetricsSnapshot {
 impl MetricsSnapshot {
     /// Every counter with its name (`files_total`, `files_pruned`, ...), for
     /// adapters that export them (DataFusion metrics, Python dicts).
-    pub fn counters(&self) -> [(&'static str, u64); 16] {
+    pub fn counters(&self) -> [(&'static str, u64); 17] {
         [
             ("files_total", self.files_total),
             ("files_pruned", self.files_pruned),
             ("index_bytes", self.index_bytes),
             ("stats_columns_parsed", self.stats_columns_parsed),
+            ("stats_files_unavailable", self.stats_files_unavailable),
             ("files_read", self.files_read),
             ("files_answered_from_log", self.files_answered_from_log),
             ("row_groups_total", self.row_groups_total),
@@ -209,6 +215,7 @@ impl ScanMetrics {
         add_files_answered_from_log => files_answered_from_log,
         add_index_bytes => index_bytes,
         add_stats_columns_parsed => stats_columns_parsed,
+        add_stats_files_unavailable => stats_files_unavailable,
         add_row_groups_total => row_groups_total,
         add_row_groups_pruned => row_groups_pruned,
         add_pages_total => pages_total,
@@ -254,6 +261,7 @@ impl ScanMetrics {
             files_answered_from_log: get(&c.files_answered_from_log),
             index_bytes: get(&c.index_bytes),
             stats_columns_parsed: get(&c.stats_columns_parsed),
+            stats_files_unavailable: get(&c.stats_files_unavailable),
             row_groups_total: get(&c.row_groups_total),
             row_groups_pruned: get(&c.row_groups_pruned),
             pages_total: get(&c.pages_total),

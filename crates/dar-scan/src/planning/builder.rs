@@ -83,6 +83,7 @@ impl ScanBuilder {
         let metrics = context.metrics();
         let index = snapshot.file_index().map_err(|e| table.log_error(e))?;
         let parsed_before = index.stats.parsed_columns();
+        let unavailable_before = index.stats.unavailable_files();
         let (kept, pruned) = {
             let _t = metrics.time(Stage::FilePruning);
             files::prune(
@@ -96,6 +97,9 @@ impl ScanBuilder {
         metrics.add_index_bytes(index.memory_size() as u64);
         metrics.add_files_pruned(pruned as u64);
         metrics.add_stats_columns_parsed((index.stats.parsed_columns() - parsed_before) as u64);
+        metrics.add_stats_files_unavailable(
+            (index.stats.unavailable_files() - unavailable_before) as u64,
+        );
         let tasks = kept
             .iter()
             .map(|i| files::task(index, *i))
