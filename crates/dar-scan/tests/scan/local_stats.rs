@@ -19,11 +19,9 @@ use object_store::local::LocalFileSystem;
 
 use crate::common::table_over;
 
-const FILES: usize = 300;
-
-/// A log-only table of `FILES` files of two rows each (`id` 0.., `day`
+/// A log-only table of `files` files of two rows each (`id` 0.., `day`
 /// = id % 7), checkpointed as `options` says, then one more commit.
-async fn write(dir: &Path, options: &CheckpointOptions) {
+async fn write(dir: &Path, options: &CheckpointOptions, files: usize) {
     let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir).unwrap());
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
@@ -45,11 +43,11 @@ async fn write(dir: &Path, options: &CheckpointOptions) {
         )
         .unwrap()
     };
-    w.append_log_only(&rows(0, 2 * FILES as i64), 2)
+    w.append_log_only(&rows(0, 2 * files as i64), 2)
         .await
         .unwrap();
     w.checkpoint_with(options).await.unwrap();
-    w.append_log_only(&rows(2 * FILES as i64, 4), 2)
+    w.append_log_only(&rows(2 * files as i64, 4), 2)
         .await
         .unwrap();
 }
@@ -99,9 +97,11 @@ fn replace_by_copy(file: &Path) {
     std::fs::rename(&copy, file).unwrap();
 }
 
-async fn check(options: CheckpointOptions, shape: &str) {
+/// The checks of the module docs on a table of `files` files whose
+/// checkpoint is written as `options` says (`shape` names it).
+async fn check(options: CheckpointOptions, shape: &str, files: usize) {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), &options).await;
+    write(dir.path(), &options, files).await;
     let root = dir.path().join("t");
     let uri = root.to_str().unwrap().to_string();
     let local = Table::open(&uri).await.unwrap();
@@ -121,9 +121,9 @@ async fn check(options: CheckpointOptions, shape: &str) {
     // Both prune alike: ids 100..139 are files 50..69.
     let (before_local, before_held) = (checkpoint_requests(&local), checkpoint_requests(&held));
     let sql = "id >= 100 AND id < 140";
-    let files = kept(&local, sql);
-    assert_eq!(files.len(), 20, "{shape}");
-    assert_eq!(files, kept(&held, sql), "{shape}");
+    let ids = kept(&local, sql);
+    assert_eq!(ids.len(), 20, "{shape}");
+    assert_eq!(ids, kept(&held, sql), "{shape}");
     // The local stats were read again; the held ones were not.
     assert!(
         checkpoint_requests(&local) > before_local,
@@ -145,34 +145,57 @@ async fn check(options: CheckpointOptions, shape: &str) {
         let m = plan.metrics().snapshot();
         (plan.tasks().len(), m.stats_files_unavailable)
     };
-    // Day 3: a seventh of the checkpoint's files; none of the two later.
+    // Day 3: a seventh of the checkpoint's files, and those of the two
+    // later files (their own stats, in a commit) that hold one.
+    let later = (0..2)
+        .filter(|f| (0..2).any(|r| (2 * files + 2 * f + r) % 7 == 3))
+        .count();
     let (kept_held, unavailable_held) = days(&held);
     assert!(
-        kept_held > 0 && kept_held < FILES,
+        kept_held > later && kept_held < files,
         "{shape}: {kept_held} files"
     );
     assert_eq!(unavailable_held, 0, "{shape}");
-    assert_eq!(days(&local), (FILES, FILES as u64), "{shape}");
-    assert_eq!(kept(&local, sql), files, "{shape}");
+    assert_eq!(days(&local), (files + later, files as u64), "{shape}");
+    assert_eq!(kept(&local, sql), ids, "{shape}");
     // A table opened anew reads the new files.
     let reopened = Table::open(&uri).await.unwrap();
-    assert_eq!(kept(&reopened, sql), files, "{shape}");
+    assert_eq!(kept(&reopened, sql), ids, "{shape}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_checkpoint_stats_are_read_again_only_from_the_file_first_read() {
-    check(CheckpointOptions::default(), "classic, JSON stats").await;
+    check(CheckpointOptions::default(), "classic, JSON stats", 300).await;
     check(
         CheckpointOptions::default()
             .with_stats_json(false)
             .with_stats_parsed(true),
         "classic, stats_parsed",
+        300,
     )
     .await;
-    check(CheckpointOptions::default().with_parts(3), "multi-part").await;
+    check(
+        CheckpointOptions::default().with_parts(3),
+        "multi-part",
+        300,
+    )
+    .await;
     check(
         CheckpointOptions::default().with_sidecars(2),
         "V2, sidecars",
+        300,
+    )
+    .await;
+}
+
+/// A checkpoint of rows enough to split each decoding over two cores has
+/// its stats read and decoded before its other chunks: the same checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_local_checkpoint_decodes_its_stats_first_with_the_same_results() {
+    check(
+        CheckpointOptions::default(),
+        "classic, 70,000 files",
+        70_000,
     )
     .await;
 }
