@@ -155,8 +155,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// Wraps this error into an `object_store::Error` (for [`object_store::ObjectStore`]
-    /// implementations), keeping NotFound-like variants as they are.
-    pub(crate) fn into_object_store(self) -> object_store::Error {
+    /// implementations and callers that report store errors), keeping
+    /// NotFound-like variants as they are.
+    pub fn into_object_store(self) -> object_store::Error {
         match self {
             Error::Store { source, .. } => source,
             other => object_store::Error::Generic {

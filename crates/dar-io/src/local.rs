@@ -51,11 +51,7 @@ impl LocalFiles {
         ranges: Vec<Range<u64>>,
         class: ObjectClass,
     ) -> Result<Vec<Bytes>> {
-        let store_err = |source| Error::Store {
-            path: path.to_string(),
-            source,
-        };
-        let file_path = self.fs.path_to_filesystem(path).map_err(store_err)?;
+        let file_path = self.file_path(path)?;
         let metrics = self.metrics.clone();
         let name = path.to_string();
         metrics.count_local_read();
@@ -71,15 +67,22 @@ impl LocalFiles {
 }
 
 impl LocalFiles {
+    /// The file system path of the object `path`.
+    fn file_path(&self, path: &Path) -> Result<std::path::PathBuf> {
+        self.fs
+            .path_to_filesystem(path)
+            .map_err(|source| Error::Store {
+                path: path.to_string(),
+                source,
+            })
+    }
+
     /// The [`LocalStamp`] of the file at `path` now.
     pub fn stamp(&self, path: &Path) -> Result<LocalStamp> {
-        let store_err = |source| Error::Store {
+        let meta = std::fs::metadata(self.file_path(path)?).map_err(|e| Error::Store {
             path: path.to_string(),
-            source,
-        };
-        let file_path = self.fs.path_to_filesystem(path).map_err(store_err)?;
-        let meta =
-            std::fs::metadata(&file_path).map_err(|e| store_err(io_error(path.as_ref(), e)))?;
+            source: io_error(path.as_ref(), e),
+        })?;
         Ok(LocalStamp::of(&meta))
     }
 
@@ -95,13 +98,7 @@ impl LocalFiles {
         class: ObjectClass,
         stamp: &LocalStamp,
     ) -> Result<Vec<Bytes>> {
-        let file_path = self
-            .fs
-            .path_to_filesystem(path)
-            .map_err(|source| Error::Store {
-                path: path.to_string(),
-                source,
-            })?;
+        let file_path = self.file_path(path)?;
         self.metrics.count_local_read();
         read_all(
             &file_path,

@@ -19,6 +19,10 @@ use crate::error::Result;
 /// more round trips than the few extra bytes.
 pub const WHOLE_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 
+/// The request latency from which a read counts as a round trip (object
+/// storage) rather than a local read.
+const ROUND_TRIP_LATENCY: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Bytes of checkpoint parts or sidecars read and decoded at once, as far
 /// as [`MAX_FILES_IN_FLIGHT`] allows: each holds its column chunks in
 /// memory until decoded.
@@ -134,9 +138,8 @@ impl CheckpointIo {
     /// so that many small reads are better all in flight at once. False
     /// without a cost model.
     pub(crate) fn reads_are_round_trips(&self) -> bool {
-        self.cost
-            .as_ref()
-            .is_some_and(|c| c.defaults().request_latency >= std::time::Duration::from_millis(1))
+        self.request_latency()
+            .is_some_and(|l| l >= ROUND_TRIP_LATENCY)
     }
 
     /// Whether the cost model this reads with says reads are local (a
@@ -144,9 +147,13 @@ impl CheckpointIo {
     /// of the time its decoding does. False without a cost model (the
     /// store is unknown).
     pub(crate) fn reads_are_local(&self) -> bool {
-        self.cost
-            .as_ref()
-            .is_some_and(|c| c.defaults().request_latency < std::time::Duration::from_millis(1))
+        self.request_latency()
+            .is_some_and(|l| l < ROUND_TRIP_LATENCY)
+    }
+
+    /// The request latency of the cost model this reads with, if any.
+    fn request_latency(&self) -> Option<std::time::Duration> {
+        self.cost.as_ref().map(|c| c.defaults().request_latency)
     }
 
     /// How many of the checkpoint files of `sizes` to keep in flight (see

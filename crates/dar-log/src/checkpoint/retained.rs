@@ -302,16 +302,7 @@ impl RetainedStats {
 
 /// The error of a failed read of the checkpoint file `path` from local disk.
 pub(super) fn local_err(path: &str, e: dar_io::Error) -> LogError {
-    match e {
-        dar_io::Error::Store { source, .. } => LogError::store(path, source),
-        other => LogError::store(
-            path,
-            object_store::Error::Generic {
-                store: "dar-io",
-                source: Box::new(other),
-            },
-        ),
-    }
+    LogError::store(path, e.into_object_store())
 }
 
 /// `json` with the rows where the `add` struct is null nulled too.
