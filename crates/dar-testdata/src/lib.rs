@@ -71,6 +71,26 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or(start)
 }
 
+/// Copies the folder `from` into `to` (made if missing), recursively: a
+/// test that changes a table works on a copy, never on the shared one.
+///
+/// # Panics
+///
+/// When a file cannot be read or written (a test's setup failed).
+#[expect(clippy::unwrap_used, reason = "test setup: a failure is the test's")]
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
 /// True when a missing test-data folder must fail the run.
 pub fn required() -> bool {
     std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1")

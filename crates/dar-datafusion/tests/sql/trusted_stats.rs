@@ -16,6 +16,8 @@ use datafusion::common::stats::Precision;
 use datafusion::physical_plan::{ExecutionPlan, StatisticsArgs, collect};
 use datafusion::prelude::SessionContext;
 
+use dar_testdata::copy_dir;
+
 async fn open(path: &std::path::Path) -> Table {
     Table::open(path.to_str().unwrap()).await.unwrap()
 }
@@ -139,17 +141,4 @@ async fn widened_float_filters_keep_their_rows() {
     )
     .await;
     assert_eq!(int(&batches, 0), Some(2));
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }

@@ -8,6 +8,7 @@ use dar_datafusion::QueryOptions;
 use datafusion::prelude::SessionContext;
 
 use crate::tables;
+use dar_testdata::copy_dir;
 
 async fn run(ctx: &SessionContext, sql: &str, options: QueryOptions) -> Result<usize, String> {
     let df = dar_datafusion::sql(ctx, sql, options)
@@ -30,19 +31,6 @@ fn files(dir: &Path) -> Vec<String> {
     }
     out.sort();
     out
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let p = entry.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
 }
 
 async fn session(table: &Path) -> SessionContext {

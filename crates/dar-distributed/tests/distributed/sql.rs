@@ -167,3 +167,34 @@ async fn each_file_is_read_by_exactly_one_worker() {
     assert_eq!(read, files as u64, "files read across workers");
     assert!(busy.len() >= 2, "only workers {busy:?} scanned");
 }
+
+/// A local table's checkpoint replaced after the coordinator opened it
+/// (by its own bytes): its files have no statistics for a column not
+/// parsed yet, so the coordinator plans them all and the workers return
+/// the rows one process returns from the shared sample.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_replaced_after_the_open_gives_the_rows_of_a_fresh_table() {
+    let sample = dar_testdata::workspace_root().join("examples/data/sample");
+    let dir = tempfile::tempdir().unwrap();
+    dar_testdata::copy_dir(&sample, dir.path());
+    let workers = start_workers(3, &StorageOptions::new()).await;
+    let distributed = coordinator(&workers);
+    let copy = Table::open(dir.path().to_str().unwrap()).await.unwrap();
+    register_delta_table(&distributed, "t", copy).unwrap();
+    let checkpoint = dir
+        .path()
+        .join("_delta_log/00000000000000000004.checkpoint.parquet");
+    let replacement = checkpoint.with_extension("copy");
+    std::fs::copy(&checkpoint, &replacement).unwrap();
+    std::fs::rename(&replacement, &checkpoint).unwrap();
+    let local = single();
+    let fresh = Table::open(sample.to_str().unwrap()).await.unwrap();
+    register_delta_table(&local, "t", fresh).unwrap();
+    let sql = "SELECT trip_id, fare FROM t WHERE fare > 40";
+    let expected = lines(&local.sql(sql).await.unwrap().collect().await.unwrap());
+    assert!(!expected.is_empty());
+    let df = distributed.sql(sql).await.unwrap();
+    let plan = df.clone().create_physical_plan().await.unwrap();
+    assert!(is_distributed(&plan), "the query stayed in the coordinator");
+    assert_eq!(lines(&df.collect().await.unwrap()), expected);
+}
