@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::{arg, dar, sample, sample_copy};
+use crate::{arg, copy_dir, dar, sample, sample_copy};
 
 /// Runs `args`, asserts a clean failure, returns the message.
 fn fails(args: &[&str]) -> String {
@@ -417,19 +417,6 @@ fn a_panic_below_dar_is_one_error_line() {
     // `fails` checks: exit 1, one line, no panic report.
     let err = fails(&["scan", &arg(&table), "--format", "null"]);
     assert_contains(&err, &["part-00002-498a229b"]);
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
 }
 
 /// A data file whose footer nests 5,000 groups aborted `dar` (stack

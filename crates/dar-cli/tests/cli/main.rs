@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use assert_cmd::Command;
+pub use dar_testdata::copy_dir;
 
 /// The `dar` binary of this build.
 pub fn dar() -> Command {
@@ -60,20 +61,6 @@ pub fn sample_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&sample(), dir.path());
     dir
-}
-
-/// Copies a directory tree.
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Rows of `table` read by `dar-scan` as a library.

@@ -1,26 +1,13 @@
 //! The scan API: projection, limit, counts, tasks as data, metrics,
 //! options, time travel and refresh.
 
-use std::path::Path;
-
 use dar_io::ObjectClass;
 use dar_scan::{ScanError, ScanTask, Table};
 use futures::{StreamExt, TryStreamExt};
 
-use super::common::*;
+use dar_testdata::copy_dir;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
+use super::common::*;
 
 #[tokio::test]
 async fn projection_in_caller_order_with_nested_fields() {
