@@ -76,6 +76,7 @@ mod scalar;
 pub mod schema;
 pub mod snapshot;
 pub mod stats;
+mod string_concat;
 mod table_configuration;
 pub mod time_travel;
 

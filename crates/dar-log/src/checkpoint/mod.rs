@@ -40,8 +40,10 @@ use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
 use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow, AddStats, DvColumns, SeenKeys};
 use crate::commit::{Action, SidecarLine, parse_actions};
 use crate::error::{LogError, Result};
+use crate::file_index::share_paths;
 use crate::listing::{CheckpointFiles, CheckpointFormat, LogFile, read_log_file};
 use crate::paths::{FileLocation, TablePaths, is_plain_relative};
+use crate::string_concat::StringConcat;
 
 /// Top-level checkpoint columns read whole (they hold few rows).
 const NON_FILE_ROOTS: [&str; 5] = ["protocol", "metaData", "txn", "domainMetadata", "sidecar"];
@@ -613,6 +615,11 @@ fn decode_piece(
     let reader = chunks::reader(main, metadata, mask, range.clone()).map_err(pq_err)?;
     let mut file = FileContent::default();
     let mut adds = Vec::new();
+    // The piece's paths, gathered batch by batch as they decode (each
+    // batch's own array released at once) and shared by its batches at
+    // the end: the decoded batches' arrays do not stay live beside the
+    // file index's copy of them.
+    let mut paths = StringConcat::expecting(range.len(), "checkpoint add.path");
     let mut first_row = u32::try_from(range.start).unwrap_or(u32::MAX);
     for batch in reader {
         let batch = batch.map_err(|e| pq_err(e.into()))?;
@@ -631,6 +638,7 @@ fn decode_piece(
                 let hashes = live
                     .hasher
                     .hashes(&live.paths, &a.path, &a.dv, a.plain_paths)?;
+                paths.push(std::mem::replace(&mut a.path, StringArray::new_null(0)))?;
                 adds.push((a, rows, hashes));
             }
         }
@@ -643,6 +651,9 @@ fn decode_piece(
         let n = u32::try_from(batch.num_rows()).unwrap_or(u32::MAX);
         first_row = first_row.saturating_add(n);
     }
+    let paths = paths.finish()?;
+    let lens: Vec<usize> = adds.iter().map(|(_, rows, _)| rows.len()).collect();
+    share_paths(adds.iter_mut().map(|(a, _, _)| a), lens, &paths);
     Ok(Piece { file, adds })
 }
 

@@ -25,6 +25,7 @@ use crate::error::{LogError, Result};
 use crate::partition::{PartitionColumn, PartitionValuesBuilder};
 use crate::paths::{FileLocation, TablePaths, is_plain_relative};
 use crate::schema::{ColumnMappingMode, StatsColumnsConfig, StructType};
+use crate::string_concat::StringConcat;
 
 mod slots;
 mod stats;
@@ -91,38 +92,25 @@ fn take_paths(adds: &mut [AddColumns]) -> Result<StringArray> {
             (o[o.len() - 1] - o[0]) as usize
         })
         .sum();
-    let too_long = || {
-        LogError::arrow(
-            "file index path",
-            arrow_schema::ArrowError::OffsetOverflowError(bytes),
-        )
-    };
-    let end = i32::try_from(bytes).map_err(|_| too_long())?;
-    let mut offsets = Vec::with_capacity(rows + 1);
-    offsets.push(0i32);
-    let mut values = Vec::with_capacity(bytes);
-    let mut nulls = arrow_buffer::NullBufferBuilder::new(rows);
+    let mut paths = StringConcat::with_capacity(rows, bytes, "file index path");
     for a in adds.iter_mut() {
-        let batch = std::mem::replace(&mut a.path, StringArray::new_null(0));
-        let o = batch.value_offsets();
-        let (first, last) = (o[0], o[o.len() - 1]);
-        // `values` holds at most `bytes` (checked to fit an i32) before
-        // and after this batch.
-        let shift = values.len() as i32 - first;
-        values.extend_from_slice(&batch.value_data()[first as usize..last as usize]);
-        offsets.extend(o[1..].iter().map(|v| v + shift));
-        match batch.nulls() {
-            Some(n) => nulls.append_buffer(n),
-            None => nulls.append_n_non_nulls(batch.len()),
-        }
+        paths.push(std::mem::replace(&mut a.path, StringArray::new_null(0)))?;
     }
-    debug_assert_eq!(offsets.last(), Some(&end));
-    StringArray::try_new(
-        arrow_buffer::OffsetBuffer::new(offsets.into()),
-        values.into(),
-        nulls.finish(),
-    )
-    .map_err(|e| LogError::arrow("file index path", e))
+    paths.finish()
+}
+
+/// Points each of `adds` at its rows of `path`, their paths in order
+/// (`lens` rows each).
+pub(crate) fn share_paths<'a>(
+    adds: impl IntoIterator<Item = &'a mut AddColumns>,
+    lens: impl IntoIterator<Item = usize>,
+    path: &StringArray,
+) {
+    let mut at = 0;
+    for (a, n) in adds.into_iter().zip(lens) {
+        a.path = path.slice(at, n);
+        at += n;
+    }
 }
 
 /// Where files whose log path is not a plain relative name are.
@@ -238,11 +226,7 @@ impl FileIndex {
         }
         let lens: Vec<usize> = adds.iter().map(AddColumns::len).collect();
         let path = take_paths(adds)?;
-        let mut at = 0;
-        for (a, n) in adds.iter_mut().zip(lens) {
-            a.path = path.slice(at, n);
-            at += n;
-        }
+        share_paths(adds.iter_mut(), lens, &path);
         let index = Self::build_with(paths, schema, mapping, metadata, adds, loading, Some(path))?;
         index.share_columns(adds);
         Ok(index)
