@@ -5,9 +5,16 @@
 //! checkpoint (68 MB) are gathered this way, batch by batch while they
 //! decode and piece by piece into the file index, so neither step keeps
 //! two copies of them.
+//!
+//! Values of [`MAPPED_BYTES`] or more are gathered in an anonymous memory
+//! map, not on the heap: a released map goes back to the OS at once,
+//! where freed heap pages stay with the allocator (jemalloc keeps them for
+//! seconds, glibc in its per-thread arenas) and add to the peak beside the
+//! fresh copy the next step makes.
 
 use arrow_array::{Array, StringArray};
-use arrow_buffer::{NullBufferBuilder, OffsetBuffer};
+use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer};
+use memmap2::MmapMut;
 
 use crate::error::{LogError, Result};
 
@@ -15,10 +22,13 @@ use crate::error::{LogError, Result};
 /// a guess short of the end costs a copy of everything gathered so far.
 const ESTIMATE_SLACK: usize = 8;
 
+/// Values this large or larger are gathered in an anonymous map.
+pub(crate) const MAPPED_BYTES: usize = 1 << 20;
+
 /// String arrays gathered into one, in the order pushed.
 #[derive(Debug)]
 pub(crate) struct StringConcat {
-    values: Vec<u8>,
+    values: Values,
     offsets: Vec<i32>,
     nulls: NullBufferBuilder,
     /// Rows expected in all, when the values' size is estimated from the
@@ -34,7 +44,7 @@ impl StringConcat {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
         Self {
-            values: Vec::with_capacity(bytes),
+            values: Values::with_capacity(bytes),
             offsets,
             nulls: NullBufferBuilder::new(rows),
             expected_rows: None,
@@ -54,6 +64,12 @@ impl StringConcat {
     /// Strings gathered so far.
     pub(crate) fn len(&self) -> usize {
         self.offsets.len() - 1
+    }
+
+    /// Whether the values are gathered in an anonymous map.
+    #[cfg(test)]
+    fn is_mapped(&self) -> bool {
+        matches!(self.values, Values::Mapped(_))
     }
 
     /// Copies `array` after the strings gathered so far, then drops it
@@ -76,7 +92,7 @@ impl StringConcat {
             let per_row = bytes.div_ceil(array.len());
             let estimate = rows.max(self.len() + array.len()) * per_row;
             self.values
-                .reserve((estimate + estimate / ESTIMATE_SLACK).saturating_sub(self.values.len()));
+                .reserve_total(estimate + estimate / ESTIMATE_SLACK);
         }
         // Fits an i32: `total` was checked above.
         let shift = self.values.len() as i32 - first;
@@ -90,18 +106,138 @@ impl StringConcat {
         Ok(())
     }
 
-    /// The gathered strings as one array, holding no more spare room than
-    /// an estimate's slack.
+    /// The gathered strings as one array, holding no more spare heap room
+    /// than an estimate's slack (a map's untouched room is not resident).
     pub(crate) fn finish(mut self) -> Result<StringArray> {
-        if self.values.capacity() - self.values.len() > self.values.len() / ESTIMATE_SLACK {
-            self.values.shrink_to_fit();
-        }
         StringArray::try_new(
             OffsetBuffer::new(self.offsets.into()),
-            self.values.into(),
+            self.values.into_buffer(),
             self.nulls.finish(),
         )
         .map_err(|e| LogError::arrow(self.context, e))
+    }
+}
+
+/// Gathered bytes: on the heap while small, in an anonymous map from
+/// [`MAPPED_BYTES`] on.
+#[derive(Debug)]
+enum Values {
+    Heap(Vec<u8>),
+    Mapped(MappedBytes),
+}
+
+/// The first `len` bytes of an anonymous map.
+#[derive(Debug)]
+struct MappedBytes {
+    map: MmapMut,
+    len: usize,
+}
+
+impl AsRef<[u8]> for MappedBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.map[..self.len]
+    }
+}
+
+impl Values {
+    fn with_capacity(bytes: usize) -> Self {
+        match Self::mapped(bytes) {
+            Some(m) => Self::Mapped(m),
+            None => Self::Heap(Vec::with_capacity(bytes)),
+        }
+    }
+
+    /// A map of `bytes` when that is large enough to map and the OS
+    /// grants it (else the heap holds the values: only where they live
+    /// changes).
+    fn mapped(bytes: usize) -> Option<MappedBytes> {
+        if bytes < MAPPED_BYTES {
+            return None;
+        }
+        MmapMut::map_anon(bytes)
+            .ok()
+            .map(|map| MappedBytes { map, len: 0 })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Self::Heap(v) => v.len(),
+            Self::Mapped(m) => m.len,
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        match self {
+            Self::Heap(v) => v.capacity(),
+            Self::Mapped(m) => m.map.len(),
+        }
+    }
+
+    /// Room for `total` bytes in all; the gathered bytes move (once) when
+    /// they must.
+    fn reserve_total(&mut self, total: usize) {
+        if total <= self.capacity() {
+            return;
+        }
+        let moved = match self {
+            Self::Heap(v) if total < MAPPED_BYTES => {
+                v.reserve(total - v.len());
+                return;
+            }
+            Self::Heap(v) => Self::mapped(total).map(|mut m| {
+                m.map[..v.len()].copy_from_slice(v);
+                m.len = v.len();
+                m
+            }),
+            Self::Mapped(old) => Self::mapped(total).map(|mut m| {
+                m.map[..old.len].copy_from_slice(&old.map[..old.len]);
+                m.len = old.len;
+                m
+            }),
+        };
+        *self = match moved {
+            Some(m) => Self::Mapped(m),
+            // No map: the heap, as a Vec grows.
+            None => {
+                let mut v = Vec::with_capacity(total);
+                v.extend_from_slice(self.bytes());
+                Self::Heap(v)
+            }
+        };
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Self::Heap(v) => v,
+            Self::Mapped(m) => m.as_ref(),
+        }
+    }
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        let need = self.len() + bytes.len();
+        if need > self.capacity() {
+            // Doubling, as a Vec grows: amortized linear copies.
+            self.reserve_total(need.max(2 * self.capacity()));
+        }
+        match self {
+            Self::Heap(v) => v.extend_from_slice(bytes),
+            Self::Mapped(m) => {
+                m.map[m.len..need].copy_from_slice(bytes);
+                m.len = need;
+            }
+        }
+    }
+
+    fn into_buffer(self) -> Buffer {
+        match self {
+            Self::Heap(mut v) => {
+                if v.capacity() - v.len() > v.len() / ESTIMATE_SLACK {
+                    v.shrink_to_fit();
+                }
+                v.into()
+            }
+            Self::Mapped(m) => Buffer::from(bytes::Bytes::from_owner(m)),
+        }
     }
 }
 
@@ -129,6 +265,7 @@ mod tests {
             StringConcat::expecting(7, "test"),
             StringConcat::expecting(1, "test"),
             StringConcat::with_capacity(0, 0, "test"),
+            StringConcat::with_capacity(7, MAPPED_BYTES, "test"),
         ] {
             for p in &parts {
                 concat.push(p.clone()).unwrap();
@@ -155,6 +292,36 @@ mod tests {
             "{} bytes of room kept for 160",
             got.values().capacity()
         );
+    }
+
+    /// Values that grow past [`MAPPED_BYTES`] move to a map, from the
+    /// heap or from a smaller map, and come out exact; values known to be
+    /// that large are mapped from the start, small ones never.
+    #[test]
+    fn large_values_are_gathered_in_a_map() {
+        let part: StringArray = (0..1000)
+            .map(|i| Some(format!("part-{i:05}-{}", "x".repeat(i % 90))))
+            .collect();
+        let bytes = part.value_data().len();
+        let pushes = 2 * MAPPED_BYTES / bytes + 1;
+        let expected: Vec<&dyn Array> = vec![&part as &dyn Array; pushes];
+        let expected = arrow_select::concat::concat(&expected).unwrap();
+        for (mut concat, mapped_at_start) in [
+            (StringConcat::with_capacity(0, 0, "test"), false),
+            (StringConcat::expecting(1000, "test"), false),
+            (StringConcat::with_capacity(0, MAPPED_BYTES, "test"), true),
+        ] {
+            assert_eq!(concat.is_mapped(), mapped_at_start);
+            for _ in 0..pushes {
+                concat.push(part.clone()).unwrap();
+            }
+            assert!(concat.is_mapped());
+            let got = concat.finish().unwrap();
+            assert_eq!(&got as &dyn Array, expected.as_ref());
+        }
+        let mut small = StringConcat::expecting(10, "test");
+        small.push(part.slice(0, 10)).unwrap();
+        assert!(!small.is_mapped());
     }
 
     /// Nothing pushed: an empty array.

@@ -9,6 +9,7 @@
 
 mod bad_input;
 mod checkpoint_io;
+mod checkpoint_paths;
 mod commit_timestamp;
 mod common;
 mod compaction;
