@@ -4,9 +4,7 @@
 //! live beside the file index's copy.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
-use arrow_array::Array;
 use dar_log::checkpoint::CheckpointIo;
 use dar_log::listing::{KeptCommits, find_segment};
 use dar_log::paths::TablePaths;
