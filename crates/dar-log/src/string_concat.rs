@@ -34,13 +34,15 @@ pub(crate) struct StringConcat {
     /// Rows expected in all, when the values' size is estimated from the
     /// first rows pushed rather than known.
     expected_rows: Option<usize>,
-    /// What the strings are, for errors.
-    context: &'static str,
+    /// What the strings are and where they come from, for errors.
+    context: String,
+    /// Most value bytes an array's i32 offsets can address.
+    limit: usize,
 }
 
 impl StringConcat {
     /// For `rows` strings of `bytes` bytes in all.
-    pub(crate) fn with_capacity(rows: usize, bytes: usize, context: &'static str) -> Self {
+    pub(crate) fn with_capacity(rows: usize, bytes: usize, context: impl Into<String>) -> Self {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
         Self {
@@ -48,14 +50,15 @@ impl StringConcat {
             offsets,
             nulls: NullBufferBuilder::new(rows),
             expected_rows: None,
-            context,
+            context: context.into(),
+            limit: i32::MAX as usize,
         }
     }
 
     /// For about `rows` strings of a size not known yet: the first
     /// non-empty push reserves room for `rows` strings of its average
     /// length, so the values are not copied again as they grow.
-    pub(crate) fn expecting(rows: usize, context: &'static str) -> Self {
+    pub(crate) fn expecting(rows: usize, context: impl Into<String>) -> Self {
         let mut concat = Self::with_capacity(rows, 0, context);
         concat.expected_rows = Some(rows);
         concat
@@ -79,9 +82,9 @@ impl StringConcat {
         let (first, last) = (o[0], o[o.len() - 1]);
         let bytes = (last - first) as usize;
         let total = self.values.len() + bytes;
-        if i32::try_from(total).is_err() {
+        if total > self.limit {
             return Err(LogError::arrow(
-                self.context,
+                self.context.clone(),
                 arrow_schema::ArrowError::OffsetOverflowError(total),
             ));
         }
@@ -94,7 +97,7 @@ impl StringConcat {
             self.values
                 .reserve_total(estimate + estimate / ESTIMATE_SLACK);
         }
-        // Fits an i32: `total` was checked above.
+        // Fits an i32: `total` was checked against the limit above.
         let shift = self.values.len() as i32 - first;
         self.values
             .extend_from_slice(&array.value_data()[first as usize..last as usize]);
@@ -322,6 +325,27 @@ mod tests {
         let mut small = StringConcat::expecting(10, "test");
         small.push(part.slice(0, 10)).unwrap();
         assert!(!small.is_mapped());
+    }
+
+    /// Values past what i32 offsets address are an error naming what
+    /// was gathered, not a wrapped offset (the limit lowered here: the
+    /// real one is 2 GiB).
+    #[test]
+    fn values_past_the_offset_limit_are_an_error_naming_their_source() {
+        let mut concat = StringConcat::expecting(4, "add.path of checkpoint _delta_log/x.parquet");
+        concat.limit = 8;
+        concat.push(StringArray::from(vec!["abcd"])).unwrap();
+        concat.push(StringArray::from(vec!["efgh"])).unwrap();
+        let err = concat.push(StringArray::from(vec!["i"])).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("_delta_log/x.parquet"), "{text}");
+        assert!(matches!(
+            err,
+            LogError::Arrow {
+                source: arrow_schema::ArrowError::OffsetOverflowError(9),
+                ..
+            }
+        ));
     }
 
     /// Nothing pushed: an empty array.

@@ -619,7 +619,7 @@ fn decode_piece(
     // batch's own array released at once) and shared by its batches at
     // the end: the decoded batches' arrays do not stay live beside the
     // file index's copy of them.
-    let mut paths = StringConcat::expecting(range.len(), "checkpoint add.path");
+    let mut paths = StringConcat::expecting(range.len(), format!("add.path of checkpoint {path}"));
     let mut first_row = u32::try_from(range.start).unwrap_or(u32::MAX);
     for batch in reader {
         let batch = batch.map_err(|e| pq_err(e.into()))?;
