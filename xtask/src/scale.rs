@@ -50,8 +50,8 @@ pub struct Sizes {
     /// Rows per W7 insert.
     pub w7_rows: usize,
     /// W8 metadata-scale tables (log only, no data files): the active
-    /// files of the `small`, `large` and (JSON stats only) `xlarge` tables
-    /// at their checkpoint.
+    /// files of the `small`, `large` and `xlarge` tables of every
+    /// checkpoint shape at their checkpoint.
     pub w8_files: [usize; 3],
 }
 
