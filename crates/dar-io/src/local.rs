@@ -13,6 +13,7 @@
 //!
 //! [`IoSnapshot::local_reads`]: crate::IoSnapshot::local_reads
 
+use std::io::Read;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
@@ -196,37 +197,30 @@ fn read_all(
 }
 
 /// `range` of `file` by positioned reads into a buffer of its length
-/// (shorter at the end of the file): one `pread` as a rule, more only
-/// when the kernel returns less. The buffer is zeroed once as it is
-/// allocated (fresh pages come zeroed). `read_to_end` over a plain
-/// [`std::io::Read`] zeroed and read it in chunks doubling from 8 KiB:
-/// eight `pread`s for a 1 MiB fetch.
-fn read_range(file: &impl ReadAt, range: &Range<u64>) -> std::io::Result<Vec<u8>> {
+/// (shorter at the end of the file); nothing is zero-filled first.
+fn read_range(file: &std::fs::File, range: &Range<u64>) -> std::io::Result<Vec<u8>> {
     let len = usize::try_from(range.end - range.start).map_err(std::io::Error::other)?;
-    let mut buf = vec![0u8; len];
-    let mut filled = 0;
-    while filled < len {
-        match file.read_at(&mut buf[filled..], range.start + filled as u64) {
-            // The end of the file: the caller reports the short read.
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    buf.truncate(filled);
+    let mut buf = Vec::with_capacity(len);
+    let mut at = Positioned {
+        file,
+        offset: range.start,
+    };
+    (&mut at).take(len as u64).read_to_end(&mut buf)?;
     Ok(buf)
 }
 
-/// A positioned read (`pread`): what [`read_range`] reads through.
-trait ReadAt {
-    /// Reads into `buf` from `offset`; the bytes read (0 at the end).
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
+/// A reader of `file` from `offset` by `pread`, leaving the shared file
+/// position alone.
+struct Positioned<'a> {
+    file: &'a std::fs::File,
+    offset: u64,
 }
 
-impl ReadAt for std::fs::File {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        FileExt::read_at(self, buf, offset)
+impl Read for Positioned<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
     }
 }
 
@@ -274,58 +268,6 @@ mod tests {
         assert_eq!(s.local_reads, 1);
         assert_eq!(s.class(ObjectClass::PageData).requests, 4);
         assert_eq!(s.class(ObjectClass::PageData).bytes, 10 + 4000 + 10 + 1);
-    }
-
-    /// Bytes read by positioned reads, each call counted; a read returns
-    /// at most `most` bytes, and the first is interrupted when `interrupt`.
-    struct Counted {
-        data: Vec<u8>,
-        most: usize,
-        calls: std::cell::Cell<usize>,
-        interrupt: std::cell::Cell<bool>,
-    }
-
-    impl ReadAt for Counted {
-        fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-            self.calls.set(self.calls.get() + 1);
-            if self.interrupt.replace(false) {
-                return Err(std::io::ErrorKind::Interrupted.into());
-            }
-            let from = (offset as usize).min(self.data.len());
-            let n = buf.len().min(self.most).min(self.data.len() - from);
-            buf[..n].copy_from_slice(&self.data[from..from + n]);
-            Ok(n)
-        }
-    }
-
-    /// A fetch is one positioned read when the kernel returns it whole
-    /// (`read_to_end` over `Read` took eight for 1 MiB, in chunks
-    /// doubling from 8 KiB); short and interrupted reads continue where
-    /// they stopped; the end of the file gives a short buffer.
-    #[test]
-    fn a_fetch_is_one_positioned_read_when_the_kernel_returns_it_whole() {
-        let data: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 251) as u8).collect();
-        let counted = |most: usize, interrupt: bool| Counted {
-            data: data.clone(),
-            most,
-            calls: std::cell::Cell::new(0),
-            interrupt: std::cell::Cell::new(interrupt),
-        };
-        let whole = counted(usize::MAX, false);
-        let got = read_range(&whole, &(1000..(1 << 20))).unwrap();
-        assert_eq!(got, &data[1000..]);
-        assert_eq!(whole.calls.get(), 1);
-
-        let short = counted(300_000, true);
-        let got = read_range(&short, &(0..(1 << 20))).unwrap();
-        assert_eq!(got, data);
-        // One interrupted, four of at most 300,000 bytes.
-        assert_eq!(short.calls.get(), 5);
-
-        let past_end = counted(usize::MAX, false);
-        let got = read_range(&past_end, &((1 << 20) - 10..(1 << 20) + 10)).unwrap();
-        assert_eq!(got, &data[(1 << 20) - 10..]);
-        assert_eq!(past_end.calls.get(), 2);
     }
 
     #[tokio::test]
