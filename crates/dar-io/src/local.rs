@@ -13,8 +13,9 @@
 //!
 //! [`IoSnapshot::local_reads`]: crate::IoSnapshot::local_reads
 
-use std::io::{Read, Seek};
+use std::io::Read;
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -195,19 +196,32 @@ fn read_all(
     Ok(out)
 }
 
-/// `range` of `file` into a buffer of its length (shorter at the end of
-/// the file), read where the file's handle is moved to: the handle is
-/// this call's own. `File` reads into a vector's spare room without
-/// zeroing it, so nothing is zero-filled, and after an 8 KiB first read
-/// the rest comes in one. (A positioned reader that implements only
-/// `Read::read` had `read_to_end` zero each chunk and read in chunks
-/// doubling from 8 KiB: eight reads for 1 MiB.)
-fn read_range(mut file: &std::fs::File, range: &Range<u64>) -> std::io::Result<Vec<u8>> {
+/// `range` of `file` by positioned reads into a buffer of its length
+/// (shorter at the end of the file); nothing is zero-filled first.
+fn read_range(file: &std::fs::File, range: &Range<u64>) -> std::io::Result<Vec<u8>> {
     let len = usize::try_from(range.end - range.start).map_err(std::io::Error::other)?;
     let mut buf = Vec::with_capacity(len);
-    file.seek(std::io::SeekFrom::Start(range.start))?;
-    file.take(len as u64).read_to_end(&mut buf)?;
+    let mut at = Positioned {
+        file,
+        offset: range.start,
+    };
+    (&mut at).take(len as u64).read_to_end(&mut buf)?;
     Ok(buf)
+}
+
+/// A reader of `file` from `offset` by `pread`, leaving the shared file
+/// position alone.
+struct Positioned<'a> {
+    file: &'a std::fs::File,
+    offset: u64,
+}
+
+impl Read for Positioned<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
 }
 
 /// The store error `object_store` gives for `e` on the file `name`.
