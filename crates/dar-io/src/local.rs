@@ -197,7 +197,12 @@ fn read_all(
 }
 
 /// `range` of `file` by positioned reads into a buffer of its length
-/// (shorter at the end of the file); nothing is zero-filled first.
+/// (shorter at the end of the file). `read_to_end` zeroes and reads it in
+/// chunks doubling from 8 KiB (eight `pread`s a MiB). Measured, not
+/// kept: one `pread` into a buffer zeroed whole first cost the `dar`
+/// binary (jemalloc) a quarter more time on W4; reading through the
+/// file's own handle (no zeroing, same chunks) changed nothing beyond
+/// the noise (docs/benchmarks.md, "Issue 36, fifth session").
 fn read_range(file: &std::fs::File, range: &Range<u64>) -> std::io::Result<Vec<u8>> {
     let len = usize::try_from(range.end - range.start).map_err(std::io::Error::other)?;
     let mut buf = Vec::with_capacity(len);
