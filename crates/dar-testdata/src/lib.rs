@@ -91,6 +91,19 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Replaces `file` by a copy of itself: the same bytes, another file (a
+/// new inode), as a writer that rewrites a file in place leaves it.
+///
+/// # Panics
+///
+/// When the file cannot be copied or renamed (a test's setup failed).
+#[expect(clippy::unwrap_used, reason = "test setup: a failure is the test's")]
+pub fn replace_by_copy(file: &Path) {
+    let copy = file.with_extension("copy");
+    std::fs::copy(file, &copy).unwrap();
+    std::fs::rename(&copy, file).unwrap();
+}
+
 /// True when a missing test-data folder must fail the run.
 pub fn required() -> bool {
     std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1")

@@ -450,12 +450,10 @@ async fn a_checkpoint_replaced_after_the_open_leaves_its_files_unpruned_and_rows
     let ctx = context(2);
     register_delta_table(&ctx, "copy", open(dir.path()).await).unwrap();
     register_delta_table(&ctx, "fresh", open(&t.sample).await).unwrap();
-    let checkpoint = dir
-        .path()
-        .join("_delta_log/00000000000000000004.checkpoint.parquet");
-    let copy = checkpoint.with_extension("copy");
-    std::fs::copy(&checkpoint, &copy).unwrap();
-    std::fs::rename(&copy, &checkpoint).unwrap();
+    dar_testdata::replace_by_copy(
+        &dir.path()
+            .join("_delta_log/00000000000000000004.checkpoint.parquet"),
+    );
     let query =
         |table: &str| format!("SELECT trip_id FROM {table} WHERE fare > 40 ORDER BY trip_id");
     let fresh = physical(&ctx, &query("fresh")).await;

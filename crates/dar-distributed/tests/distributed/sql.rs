@@ -181,12 +181,10 @@ async fn a_checkpoint_replaced_after_the_open_gives_the_rows_of_a_fresh_table() 
     let distributed = coordinator(&workers);
     let copy = Table::open(dir.path().to_str().unwrap()).await.unwrap();
     register_delta_table(&distributed, "t", copy).unwrap();
-    let checkpoint = dir
-        .path()
-        .join("_delta_log/00000000000000000004.checkpoint.parquet");
-    let replacement = checkpoint.with_extension("copy");
-    std::fs::copy(&checkpoint, &replacement).unwrap();
-    std::fs::rename(&replacement, &checkpoint).unwrap();
+    dar_testdata::replace_by_copy(
+        &dir.path()
+            .join("_delta_log/00000000000000000004.checkpoint.parquet"),
+    );
     let local = single();
     let fresh = Table::open(sample.to_str().unwrap()).await.unwrap();
     register_delta_table(&local, "t", fresh).unwrap();

@@ -90,13 +90,6 @@ fn checkpoint_files(root: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// Replaces `file` by a copy of itself: the same bytes, another file.
-fn replace_by_copy(file: &Path) {
-    let copy = file.with_extension("copy");
-    std::fs::copy(file, &copy).unwrap();
-    std::fs::rename(&copy, file).unwrap();
-}
-
 /// The checks of the module docs on a table of `files` files whose
 /// checkpoint is written as `options` says (`shape` names it).
 async fn check(options: CheckpointOptions, shape: &str, files: usize) {
@@ -138,7 +131,7 @@ async fn check(options: CheckpointOptions, shape: &str, files: usize) {
     let replaced = checkpoint_files(&root);
     assert!(!replaced.is_empty(), "{shape}");
     for f in &replaced {
-        replace_by_copy(f);
+        dar_testdata::replace_by_copy(f);
     }
     let days = |t: &Table| {
         let plan = t.scan().with_predicate_sql("day = 3").build().unwrap();
