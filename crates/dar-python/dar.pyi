@@ -88,6 +88,13 @@ class Table:
             file) and its checksums hold.
         cache_dir_bytes: budget of `cache_dir` for every process sharing it
             (default: the folder's own, 8 GiB for a new one).
+        stats_for_filter: a filter (as `scan(filter=...)` takes it) known
+            before the table opens: the file statistics of the columns it
+            names are parsed while the table opens, from a checkpoint in
+            the pass that reads its counts rather than in a second pass at
+            the first scan. Results are the same; other columns' statistics
+            are still parsed when a filter first needs them. A filter that
+            does not parse selects none (its scan raises the error).
 
     Raises:
         NotFoundError: no Delta log, or a version or timestamp outside the history.
@@ -110,6 +117,7 @@ class Table:
         data_cache_bytes: Optional[int] = None,
         cache_dir: Union[str, "os.PathLike[str]", None] = None,
         cache_dir_bytes: Optional[int] = None,
+        stats_for_filter: Optional[str] = None,
     ) -> None: ...
     @property
     def uri(self) -> str:

@@ -9,6 +9,29 @@ use dar_scan::{MetricsSnapshot, Stage};
 
 use crate::commands::human_bytes;
 
+/// What opening the table did, for the report.
+#[derive(Debug, Clone, Default)]
+pub struct Opened {
+    /// The I/O of opening the table (the log).
+    pub io: IoSnapshot,
+    /// Columns whose file statistics the open parsed (those of the
+    /// command's filter, see [`crate::table::open_for`]).
+    pub stats_columns_parsed: u64,
+}
+
+impl Opened {
+    /// What the open of `table` did so far.
+    pub fn of(table: &dar_scan::Table) -> Self {
+        Self {
+            io: table.store().metrics().snapshot(),
+            stats_columns_parsed: table
+                .snapshot()
+                .file_index()
+                .map_or(0, |i| i.stats.parsed_columns() as u64),
+        }
+    }
+}
+
 /// Wall-clock times measured by the command itself.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WallTimes {
@@ -85,12 +108,12 @@ fn cache_line(io: &IoSnapshot) -> Option<String> {
     Some(line)
 }
 
-/// Writes the report. `open_io` is the I/O of opening the table (the log);
-/// `m.io` is the I/O of the scan itself.
+/// Writes the report. `opened` is what opening the table did (its I/O:
+/// the log's); `m.io` is the I/O of the scan itself.
 pub fn write_stats(
     w: &mut dyn Write,
     m: &MetricsSnapshot,
-    open_io: &IoSnapshot,
+    opened: &Opened,
     times: WallTimes,
 ) -> std::io::Result<()> {
     writeln!(w, "scan stats:")?;
@@ -106,12 +129,13 @@ pub fn write_stats(
             String::new()
         }
     )?;
+    // By the open (the filter's columns) and by the plan.
+    let parsed = opened.stats_columns_parsed + m.stats_columns_parsed;
     if let Some(per_file) = m.index_bytes.checked_div(m.files_total) {
         writeln!(
             w,
-            "  file index: {per_file} bytes per file, stats of {} column{} parsed for this scan",
-            m.stats_columns_parsed,
-            if m.stats_columns_parsed == 1 { "" } else { "s" }
+            "  file index: {per_file} bytes per file, stats of {parsed} column{} parsed for this scan",
+            if parsed == 1 { "" } else { "s" }
         )?;
     }
     if m.stats_files_unavailable > 0 {
@@ -140,7 +164,7 @@ pub fn write_stats(
         m.batches_output,
         if m.batches_output == 1 { "" } else { "es" }
     )?;
-    writeln!(w, "  io (log):   {}", io_line(open_io))?;
+    writeln!(w, "  io (log):   {}", io_line(&opened.io))?;
     writeln!(w, "  io (scan):  {}", io_line(&m.io))?;
     if let Some(line) = cache_line(&m.io) {
         writeln!(w, "  cache:      {line}")?;
@@ -181,7 +205,7 @@ mod tests {
         m.index_bytes = 800;
         m.stats_columns_parsed = 1;
         let mut out = Vec::new();
-        write_stats(&mut out, &m, &IoSnapshot::default(), WallTimes::default()).unwrap();
+        write_stats(&mut out, &m, &Opened::default(), WallTimes::default()).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("4 in snapshot, 3 pruned by partition values and stats, 1 read"));
         assert!(text.contains("file index: 200 bytes per file, stats of 1 column parsed"));
@@ -191,7 +215,7 @@ mod tests {
         assert!(!text.contains("without column statistics"));
         m.stats_files_unavailable = 3;
         let mut out = Vec::new();
-        write_stats(&mut out, &m, &IoSnapshot::default(), WallTimes::default()).unwrap();
+        write_stats(&mut out, &m, &Opened::default(), WallTimes::default()).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.contains("3 files kept without column statistics"),

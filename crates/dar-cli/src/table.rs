@@ -68,7 +68,18 @@ pub fn table_options(args: &TableArgs) -> Result<TableOptions, CliError> {
 
 /// Opens the table of `args`.
 pub async fn open(args: &TableArgs) -> Result<Table, CliError> {
-    let options = table_options(args)?;
+    open_for(args, None).await
+}
+
+/// Opens the table of `args` for one query with `filter`: the file
+/// statistics of the columns it names are parsed while the table opens
+/// (in the pass that decodes a checkpoint's counts, see
+/// [`TableOptions::with_stats_for_predicate`]).
+pub async fn open_for(args: &TableArgs, filter: Option<&str>) -> Result<Table, CliError> {
+    let mut options = table_options(args)?;
+    if let Some(f) = filter {
+        options = options.with_stats_for_predicate(f);
+    }
     Ok(Table::open_with(&args.table, options).await?)
 }
 

@@ -366,7 +366,8 @@ pub async fn replay_segment(
             // The checkpoint's parts filter their own adds (in parallel);
             // nothing is left for `older` to filter.
             let removed = Arc::new(std::mem::take(&mut r.seen));
-            let content = read_checkpoint(store, io, paths, cp, &removed).await?;
+            let newer = (r.protocol.as_ref(), r.metadata.as_ref());
+            let content = read_checkpoint(store, io, paths, cp, &removed, newer).await?;
             r.older(
                 content.protocol,
                 content.metadata,

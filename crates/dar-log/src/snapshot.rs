@@ -84,6 +84,7 @@ impl SnapshotBuilder {
     /// (default: [`StatsLoading::OnDemand`], each column's when a query
     /// first asks for it).
     pub fn with_stats_loading(mut self, loading: StatsLoading) -> Self {
+        self.checkpoints = self.checkpoints.with_stats_loading(loading.clone());
         self.stats = loading;
         self
     }
@@ -212,7 +213,7 @@ impl SnapshotBuilder {
             state,
             config,
             self.mode,
-            self.stats,
+            self.stats.clone(),
             commit_time,
         )
     }
@@ -348,7 +349,7 @@ impl Snapshot {
                 config.column_mapping_mode(),
                 &state.metadata,
                 &mut state.adds,
-                stats,
+                stats.clone(),
             )?;
             let _ = file_index.set(Arc::new(index));
         }
@@ -552,7 +553,7 @@ impl Snapshot {
             self.config.column_mapping_mode(),
             &self.state.metadata,
             &self.state.adds,
-            self.stats,
+            self.stats.clone(),
         )?);
         Ok(self.file_index.get_or_init(|| built))
     }
@@ -619,7 +620,7 @@ impl Snapshot {
             state,
             config,
             self.mode,
-            self.stats,
+            self.stats.clone(),
             commit_time,
         )
     }

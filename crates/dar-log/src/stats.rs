@@ -107,16 +107,7 @@ impl FileStats {
         let columns = self
             .columns
             .iter()
-            .map(|c| {
-                Ok(ColumnStats {
-                    column: c.column.clone(),
-                    min_values: c.min_values.as_deref().map(take).transpose()?,
-                    max_values: c.max_values.as_deref().map(take).transpose()?,
-                    null_count: as_int64(&take(&c.null_count)?)?,
-                    invalid: c.invalid,
-                    contradictory: c.contradictory,
-                })
-            })
+            .map(|c| c.take(indices))
             .collect::<Result<Vec<_>>>()?;
         let tight = take(&self.tight_bounds)?;
         Ok(Self {
@@ -128,6 +119,36 @@ impl FileStats {
             columns,
             malformed: self.malformed,
             impossible: taken_rows(&self.impossible, indices),
+        })
+    }
+}
+
+impl ColumnStats {
+    /// The rows at `indices`, in their order (the counts of invalid and
+    /// contradictory values stay those of the whole).
+    pub(crate) fn take(&self, indices: &arrow_array::UInt32Array) -> Result<Self> {
+        self.map_rows(|a| {
+            arrow_select::take::take(a, indices, None)
+                .map_err(|e| LogError::arrow("taking file stats rows", e))
+        })
+    }
+
+    /// The rows where `mask` is true, like [`ColumnStats::take`].
+    pub(crate) fn filter(&self, mask: &BooleanArray) -> Result<Self> {
+        self.map_rows(|a| {
+            arrow_select::filter::filter(a, mask)
+                .map_err(|e| LogError::arrow("filtering file stats rows", e))
+        })
+    }
+
+    fn map_rows(&self, rows: impl Fn(&dyn Array) -> Result<ArrayRef>) -> Result<Self> {
+        Ok(Self {
+            column: self.column.clone(),
+            min_values: self.min_values.as_deref().map(&rows).transpose()?,
+            max_values: self.max_values.as_deref().map(&rows).transpose()?,
+            null_count: as_int64(&rows(&self.null_count)?)?,
+            invalid: self.invalid,
+            contradictory: self.contradictory,
         })
     }
 }

@@ -43,9 +43,11 @@ impl Table {
 impl Table {
     /// Opens the table at `uri`: its log is replayed here (with the GIL
     /// released), so errors about the table surface at once.
-    /// `confine_paths` refuses data and DV files outside the table root.
+    /// `confine_paths` refuses data and DV files outside the table root;
+    /// `stats_for_filter` parses the file statistics of the columns that
+    /// filter names while the table opens.
     #[new]
-    #[pyo3(signature = (uri, *, version = None, timestamp = None, storage_options = None, confine_paths = false, data_cache_bytes = None, cache_dir = None, cache_dir_bytes = None))]
+    #[pyo3(signature = (uri, *, version = None, timestamp = None, storage_options = None, confine_paths = false, data_cache_bytes = None, cache_dir = None, cache_dir_bytes = None, stats_for_filter = None))]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn new(
         py: Python<'_>,
@@ -57,6 +59,7 @@ impl Table {
         data_cache_bytes: Option<&Bound<'_, PyInt>>,
         cache_dir: Option<PathBuf>,
         cache_dir_bytes: Option<&Bound<'_, PyInt>>,
+        stats_for_filter: Option<String>,
     ) -> PyResult<Self> {
         let mut options = table_options(version, timestamp, storage_options, confine_paths)?;
         if let Some(n) = count_argument("data_cache_bytes", data_cache_bytes)? {
@@ -67,6 +70,9 @@ impl Table {
         }
         if let Some(n) = count_argument("cache_dir_bytes", cache_dir_bytes)? {
             options = options.with_cache_dir_bytes(n as u64);
+        }
+        if let Some(f) = &stats_for_filter {
+            options = options.with_stats_for_predicate(f);
         }
         let uri = uri.to_string_lossy().into_owned();
         let open = move || async move { dar_scan::Table::open_with(&uri, options).await };

@@ -105,3 +105,30 @@ def test_the_stream_can_be_taken_by_threads(table):
 def test_repr(table):
     scan = table.scan(columns=["trip_id"], filter="fare > 1", limit=3)
     assert repr(scan) == f"dar.Scan('{table.uri}', columns=['trip_id'], filter='fare > 1', limit=3)"
+
+
+def test_stats_for_filter_parses_its_columns_at_open_with_the_same_rows(testdata):
+    # Without a checkpoint (the sample) and with one (kernel/parsed-stats):
+    # the filter's column stats are parsed while the table opens, so its
+    # scan parses none, and returns what a table opened plainly returns.
+    for path, f, other in [
+        (SAMPLE, "trip_id BETWEEN 165 AND 175", "fare > 40"),
+        (testdata / "kernel" / "parsed-stats", "id > 3", "age > 30"),
+    ]:
+        known = dar.Table(str(path), stats_for_filter=f)
+        scan = known.scan(filter=f)
+        got = scan.to_table()
+        assert got.num_rows > 0
+        assert got.equals(dar.Table(str(path)).scan(filter=f).to_table())
+        assert scan.metrics()["stats_columns_parsed"] == 0, path
+        # Another column's stats are parsed when a filter first needs them.
+        later = known.scan(filter=other)
+        later.to_table()
+        assert later.metrics()["stats_columns_parsed"] == 1, path
+
+
+def test_stats_for_filter_that_does_not_parse_leaves_the_error_to_the_scan():
+    known = dar.Table(str(SAMPLE), stats_for_filter="trip_id >")
+    assert known.scan(filter="trip_id > 5").count() > 0
+    with pytest.raises(dar.InvalidPredicateError):
+        known.scan(filter="trip_id >").to_table()

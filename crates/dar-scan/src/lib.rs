@@ -98,6 +98,9 @@ pub use table::{
 pub use dar_dv::DvDescriptor;
 /// Re-exported: one end of a change range ([`Table::changes`]).
 pub use dar_log::ChangeBound;
+/// Re-exported: when a table's file statistics are parsed
+/// ([`TableOptions::with_stats_loading`]).
+pub use dar_log::StatsLoading;
 /// Re-exported: the typed partition values of a [`ScanTask`].
 pub use dar_prune::Scalar;
 /// Re-exported so callers can build predicates without naming `dar-prune`.

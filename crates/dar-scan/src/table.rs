@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 use dar_dv::DvCache;
 use dar_io::{StorageOptions, TableStore, redact_uri};
-use dar_log::{FileIndexMode, Snapshot, SnapshotBuilder, TableHeader};
+use dar_log::{FileIndexMode, Snapshot, SnapshotBuilder, StatsLoading, TableHeader};
 
 use crate::errors::error::{Result, ScanError};
 use crate::execution::runtime::DEFAULT_DV_CACHE_BYTES;
@@ -31,7 +31,7 @@ pub struct TableOptions {
     storage: StorageOptions,
     version: VersionSpec,
     lazy_file_index: bool,
-    stats_at_load: bool,
+    stats: StatsLoading,
     dv_cache_bytes: Option<usize>,
     other_stores: Vec<(String, TableStore)>,
     confine_to_root: bool,
@@ -107,12 +107,32 @@ impl TableOptions {
         self
     }
 
-    /// Parse every column's file statistics while the file index is built,
-    /// instead of each column's when a predicate first needs it (the
-    /// default: opening and counting parse none). Results are the same.
-    pub fn with_stats_at_load(mut self, at_load: bool) -> Self {
-        self.stats_at_load = at_load;
+    /// When the file statistics of each column are parsed (default:
+    /// [`StatsLoading::OnDemand`], a column's when a predicate first needs
+    /// it; opening and counting parse none). Results are the same.
+    pub fn with_stats_loading(mut self, loading: StatsLoading) -> Self {
+        self.stats = loading;
         self
+    }
+
+    /// Parses, while the table opens, the file statistics of the columns
+    /// `predicate` names (SQL, as [`crate::ScanBuilder::with_predicate_sql`]
+    /// takes it): for the query known before the table opens, such as a
+    /// one-shot scan's. From a checkpoint they are then decoded in the pass
+    /// that decodes its counts, not in a second pass at the first plan
+    /// ([`StatsLoading::Columns`]); other columns' stay on demand. A
+    /// predicate that does not parse selects no column (its scan reports
+    /// the error).
+    pub fn with_stats_for_predicate(self, predicate: &str) -> Self {
+        let columns = dar_prune::parse_expr(predicate)
+            .map(|e| {
+                e.columns()
+                    .into_iter()
+                    .map(|c| c.parts().to_vec())
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.with_stats_loading(StatsLoading::Columns(columns))
     }
 
     /// A store for the data files that the log places on another store
@@ -268,11 +288,7 @@ impl Table {
             } else {
                 FileIndexMode::Eager
             })
-            .with_stats_loading(if options.stats_at_load {
-                dar_log::StatsLoading::AtLoad
-            } else {
-                dar_log::StatsLoading::OnDemand
-            });
+            .with_stats_loading(options.stats.clone());
         match options.version {
             VersionSpec::Latest => builder,
             VersionSpec::Version(v) => builder.with_version(v),

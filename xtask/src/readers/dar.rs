@@ -86,7 +86,12 @@ pub fn read_dar(spec: &ReadSpec) -> Result<RunnerResult, String> {
     runtime()?.block_on(async {
         let mut out = IpcOut::new(spec.verify);
         let (cpu0, t0) = (process_cpu_secs(), Instant::now());
-        let options = TableOptions::new().with_storage_options(storage_options(spec));
+        let mut options = TableOptions::new().with_storage_options(storage_options(spec));
+        // One query, known before the table opens: its columns' stats are
+        // parsed while it opens, as `dar files` / `dar scan --filter` do.
+        if let Some(f) = &spec.filter {
+            options = options.with_stats_for_predicate(f);
+        }
         let table = Table::open_with(&spec.uri, options)
             .await
             .map_err(|e| e.to_string())?;

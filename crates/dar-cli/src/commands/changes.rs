@@ -73,7 +73,7 @@ pub async fn run(args: &ChangesArgs, streams: &mut Streams<'_>) -> Result<(), Cl
         cache: args.cache.clone(),
     })
     .await?;
-    let open_io = table.store().metrics().snapshot();
+    let open_done = crate::stats::Opened::of(&table);
     let opened = Instant::now();
     let scan = open(&table, args).await?;
     let planned = Instant::now();
@@ -83,7 +83,7 @@ pub async fn run(args: &ChangesArgs, streams: &mut Streams<'_>) -> Result<(), Cl
         &table,
         source,
         streams,
-        &open_io,
+        &open_done,
         [started, opened, planned],
     )
     .await

@@ -15,7 +15,7 @@ use crate::output::{JsonObject, write_csv, write_table};
 
 /// Runs `dar files`.
 pub async fn run(args: &FilesArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
-    let table = crate::table::open(&args.table).await?;
+    let table = crate::table::open_for(&args.table, args.filter.as_deref()).await?;
     let index = table
         .snapshot()
         .file_index()

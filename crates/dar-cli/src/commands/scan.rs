@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use dar_io::IoSnapshot;
 use dar_scan::{ChangeScan, ScanError, ScanMetrics, ScanOptions, ScanPlan, Table};
 use futures::StreamExt;
 use futures::future::Either;
@@ -18,28 +17,22 @@ use crate::cli::{RowsArgs, ScanArgs, ScanFormat};
 use crate::error::CliError;
 use crate::output::{OutputFile, batch_sink};
 use crate::progress::Progress;
-use crate::stats::{WallTimes, write_stats};
+use crate::stats::{Opened, WallTimes, write_stats};
 
 /// Runs `dar scan`.
 pub async fn run(args: &ScanArgs, streams: &mut Streams<'_>) -> Result<(), CliError> {
     check_args(args)?;
     let started = Instant::now();
-    let table = crate::table::open(&args.table).await?;
-    let open_io = table.store().metrics().snapshot();
+    let table = crate::table::open_for(&args.table, args.filter.as_deref()).await?;
+    let open = Opened::of(&table);
     let opened = Instant::now();
     let plan = plan(&table, args)?;
     let planned = Instant::now();
 
     let rows = Rows::new(&args.rows, expected_rows(&plan, args));
     let source = Source::Plan(&plan);
-    rows.write(
-        &table,
-        source,
-        streams,
-        &open_io,
-        [started, opened, planned],
-    )
-    .await
+    rows.write(&table, source, streams, &open, [started, opened, planned])
+        .await
 }
 
 /// What rows are written from: a scan's plan, or a change data feed run
@@ -107,15 +100,15 @@ impl<'a> Rows<'a> {
         }
     }
 
-    /// Writes the rows of `source`, then the statistics if asked: `open_io`
-    /// is the I/O of opening the table, `[started, opened, planned]` time
+    /// Writes the rows of `source`, then the statistics if asked: `open`
+    /// is what opening the table did, `[started, opened, planned]` time
     /// the stages before the rows.
     pub(crate) async fn write(
         &self,
         table: &Table,
         source: Source<'_>,
         streams: &mut Streams<'_>,
-        open_io: &IoSnapshot,
+        open: &Opened,
         [started, opened, planned]: [Instant; 3],
     ) -> Result<(), CliError> {
         match self.output {
@@ -147,7 +140,7 @@ impl<'a> Rows<'a> {
             write_stats(
                 &mut *streams.stderr,
                 &source.metrics().snapshot(),
-                open_io,
+                open,
                 times,
             )
             .map_err(|e| CliError::write("stats", e))?;

@@ -68,6 +68,9 @@ pub struct CheckpointIo {
     store_id: Arc<OnceLock<StoreId>>,
     /// Direct reads of local checkpoint files (see [`CheckpointIo::with_local_files`]).
     local: Option<LocalFiles>,
+    /// The columns whose statistics decode with the counts (see
+    /// [`CheckpointIo::with_stats_loading`]).
+    stats: crate::StatsLoading,
 }
 
 impl CheckpointIo {
@@ -118,6 +121,20 @@ impl CheckpointIo {
     pub fn with_local_files(mut self, local: Option<LocalFiles>) -> Self {
         self.local = local;
         self
+    }
+
+    /// Decodes the statistics of the columns `loading` selects in the
+    /// pass that decodes a checkpoint file's counts, when the table's
+    /// protocol and metadata are known by then (see
+    /// [`crate::StatsLoading::Columns`]); by default none.
+    pub fn with_stats_loading(mut self, loading: crate::StatsLoading) -> Self {
+        self.stats = loading;
+        self
+    }
+
+    /// The columns set by [`CheckpointIo::with_stats_loading`].
+    pub(super) fn stats_loading(&self) -> &crate::StatsLoading {
+        &self.stats
     }
 
     /// The local reads set by [`CheckpointIo::with_local_files`].

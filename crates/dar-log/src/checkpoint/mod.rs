@@ -27,6 +27,7 @@ mod chunks;
 mod columns;
 mod duplicates;
 mod io;
+mod open_columns;
 mod retained;
 
 use columns::{add_columns, remove_keys, schema_err};
@@ -35,6 +36,7 @@ pub use io::{CheckpointIo, MAX_FILES_IN_FLIGHT, WHOLE_FILE_LIMIT};
 pub use retained::RetainedStats;
 
 use chunks::Chunks;
+use open_columns::OpenColumns;
 
 use crate::actions::{DomainMetadata, Metadata, Protocol, Txn};
 use crate::add_columns::{AddColumns, AddColumnsBuilder, AddRow, AddStats, DvColumns, SeenKeys};
@@ -82,13 +84,21 @@ pub struct CheckpointContent {
 /// `duplicates`): an add repeated as is is read once, an add repeated
 /// with other values, or added and removed, is
 /// [`LogError::ConflictingActions`].
+///
+/// `newer` holds the protocol and metadata of the commits after the
+/// checkpoint, where they have them: with the checkpoint's own, they say
+/// which columns' statistics decode with the counts (see
+/// [`CheckpointIo::with_stats_loading`]).
 pub async fn read_checkpoint(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
     paths: &TablePaths,
     cp: &CheckpointFiles,
     removed: &Arc<SeenKeys>,
+    newer: (Option<&Protocol>, Option<&Metadata>),
 ) -> Result<CheckpointContent> {
+    let open = Arc::new(OpenColumns::new(io.stats_loading(), cp.version));
+    open.offer(newer.0, newer.1);
     let mut out = CheckpointContent::default();
     let mut sidecars = Vec::new();
     let live = Live {
@@ -114,10 +124,9 @@ pub async fn read_checkpoint(
                 store,
                 io,
                 &live,
-                f.location.clone(),
-                f.size,
-                f.store_version.clone(),
+                (f.location.clone(), f.size, f.store_version.clone()),
                 false,
+                &open,
             )
         }))
         .buffered(in_flight)
@@ -129,6 +138,8 @@ pub async fn read_checkpoint(
         }
     }
     if !sidecars.is_empty() {
+        // The manifest's protocol and metadata, for the sidecars' stats.
+        open.offer(out.protocol.as_ref(), out.metadata.as_ref());
         let sidecar_paths = paths.sidecars()?;
         let in_flight = io.files_in_flight(
             sidecars
@@ -140,6 +151,7 @@ pub async fn read_checkpoint(
             let location = resolve_sidecar(&sidecar_paths, &s.path);
             let size = s.size_in_bytes.and_then(|n| u64::try_from(n).ok());
             let (store, io, live) = (Arc::clone(store), io.clone(), live.clone());
+            let open = Arc::clone(&open);
             async move {
                 let location = location?;
                 let size = match size {
@@ -153,7 +165,8 @@ pub async fn read_checkpoint(
                     }
                 };
                 let name = location.to_string();
-                let part = spawn_read(&store, &io, &live, location, size, None, true).await?;
+                let part =
+                    spawn_read(&store, &io, &live, (location, size, None), true, &open).await?;
                 Ok::<_, LogError>((name, part))
             }
         });
@@ -331,15 +344,23 @@ fn spawn_read(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
     live: &Live,
-    location: Path,
-    size: u64,
-    version: Option<dar_io::ObjectVersion>,
+    file: (Path, u64, Option<dar_io::ObjectVersion>),
     adds_only: bool,
+    open: &Arc<OpenColumns>,
 ) -> futures::future::BoxFuture<'static, Result<FileContent>> {
+    let (location, size, version) = file;
     let (store, reading, name) = (Arc::clone(store), io.clone(), location.to_string());
-    let live = live.clone();
+    let (live, open) = (live.clone(), Arc::clone(open));
     io.spawn(&name, async move {
-        read_parquet_file(&store, &reading, live, &location, size, version, adds_only).await
+        read_parquet_file(
+            &store,
+            &reading,
+            live,
+            (&location, size, version),
+            adds_only,
+            open,
+        )
+        .await
     })
 }
 
@@ -355,23 +376,26 @@ struct Live {
 /// Read one checkpoint part or sidecar. `adds_only` for sidecars.
 ///
 /// Two pieces of work run on blocking threads, each split in row ranges:
-/// the decoding of `numRecords` / `tightBounds` from the stats chunks
-/// (kept, compressed, for the column stats a query asks for later; from
-/// a local file, let go and read again when asked for), and of the other
-/// columns (paths, sizes, DVs, the non-file actions). From object storage
-/// one planned read fetches every chunk and the two run side by side;
-/// from a local file large enough that each decoding alone takes every
-/// core, the stats are read and their counts decoded first, then the
-/// rest, so that the two sets of chunks are never held at once.
+/// the decoding of `numRecords` / `tightBounds` (and of the statistics of
+/// the columns `open` holds) from the stats chunks (kept, compressed, for
+/// the column stats a query asks for later; from a local file, let go and
+/// read again when asked for), and of the other columns (paths, sizes,
+/// DVs, the non-file actions). From object storage one planned read
+/// fetches every chunk and the two run side by side; from a local file
+/// large enough that each decoding alone takes every core, one set of
+/// chunks is read and decoded, then the other, so that the two are never
+/// held at once: the stats first, unless `open` waits for the protocol
+/// and metadata this file may hold (then the other columns first, on
+/// every store).
 async fn read_parquet_file(
     store: &Arc<dyn ObjectStore>,
     io: &CheckpointIo,
     live: Live,
-    location: &Path,
-    size: u64,
-    version: Option<dar_io::ObjectVersion>,
+    file: (&Path, u64, Option<dar_io::ObjectVersion>),
     adds_only: bool,
+    open: Arc<OpenColumns>,
 ) -> Result<FileContent> {
+    let (location, size, version) = file;
     let path = location.to_string();
     let pq_err = |source| LogError::CheckpointParquet {
         path: path.clone(),
@@ -398,78 +422,65 @@ async fn read_parquet_file(
     // The stats (kept compressed for later) and the rest (decoded now).
     let stats_ranges = chunks::chunk_ranges(&metadata, &stats_leaves);
     let main_ranges = chunks::chunk_ranges(&metadata, &leaves);
-    // From object storage, one planned read of every chunk needed. From a
-    // local file of rows enough to split each decoding over the cores,
-    // the stats first: their counts are decoded and the chunks let go
-    // before the other chunks are read and decoded, so the two are never
-    // held at once. (A smaller file decodes the two side by side, a
-    // core each: one after the other took W6's 20,000-file checkpoint
-    // a quarter longer.)
     let rows = usize::try_from(metadata.metadata().file_metadata().num_rows()).unwrap_or(0);
     let pieces = chunks::pieces(rows, io.parallel());
-    let stats_first = local.is_some() && pieces.len() > 1;
-    let (fetched, main_bytes) = if stats_first {
-        let stats = reader
-            .get_byte_ranges(stats_ranges.clone())
-            .await
-            .map_err(pq_err)?;
-        (stats, None)
-    } else {
-        let wanted: Vec<_> = stats_ranges.iter().chain(&main_ranges).cloned().collect();
-        let mut fetched = reader.get_byte_ranges(wanted).await.map_err(pq_err)?;
-        let main = fetched.split_off(stats_ranges.len().min(fetched.len()));
-        (fetched, Some(main))
-    };
-    let mut counts = if stats_leaves.is_empty() {
-        None
-    } else {
-        // The read may have coalesced the stats with the other chunks into
-        // one buffer: kept as they are, the stats would pin all of it. A
-        // small file read whole (at most `WHOLE_FILE_LIMIT`) keeps its
-        // slices, and stats read alone are their own buffers.
-        let coalesced = main_bytes.is_some();
-        let own = |b: bytes::Bytes| {
-            if coalesced && size > WHOLE_FILE_LIMIT {
-                bytes::Bytes::copy_from_slice(&b)
-            } else {
-                b
-            }
-        };
-        let starts = stats_ranges.iter().map(|r| r.start);
-        let on_disk = local.map(|(files, stamp)| retained::OnDisk {
+    // With columns to decode with the counts whose keys are not known yet,
+    // a file that may hold the table's protocol and metadata decodes its
+    // other columns first, and its counts then with the columns they give.
+    let main_first = !adds_only && !stats_leaves.is_empty() && open.pending();
+    let split = local.is_some() && pieces.len() > 1;
+    let mut stats = (!stats_leaves.is_empty()).then(|| StatsPart {
+        path: path.clone(),
+        metadata: metadata.clone(),
+        leaves: stats_leaves,
+        starts: stats_ranges.iter().map(|r| r.start).collect(),
+        on_disk: local.map(|(files, stamp)| retained::OnDisk {
             files,
             location: location.clone(),
             ranges: stats_ranges.clone(),
             stamp,
-        });
-        let retained = Arc::new(RetainedStats::new(
-            path.clone(),
-            metadata.clone(),
-            stats_leaves,
-            starts.zip(fetched.into_iter().map(own)).collect(),
-            io.parallel(),
-            on_disk,
-        ));
-        let decoding = Arc::clone(&retained);
-        let counts = io.run_cpu(&path, move || {
-            let counts = decoding.decode(Vec::new());
-            decoding.release();
-            counts
-        });
-        Some((retained, counts))
-    };
-    let main_bytes = match main_bytes {
-        Some(b) => b,
-        None => {
-            if let Some((file, pending)) = counts.take() {
-                let done = pending.await?;
-                counts = Some((file, futures::future::ready(Ok(done)).boxed()));
-            }
-            reader
-                .get_byte_ranges(main_ranges.clone())
+        }),
+        // Read with the other chunks, the stats may share one buffer with
+        // them: kept as they are, they would pin all of it. A small file
+        // read whole (at most `WHOLE_FILE_LIMIT`) keeps its slices, and
+        // stats read alone are their own buffers.
+        copy: !split && size > WHOLE_FILE_LIMIT,
+    });
+    let mut counts = None;
+    // The stats chunks read with the others, for counts decoded later.
+    let mut stats_bytes = None;
+    let main_bytes = if split {
+        // From a local file of rows enough to split each decoding over the
+        // cores, one set of chunks at a time: read, decoded and let go
+        // before the other set is read, so the two are never held at once.
+        // (A smaller file decodes the two side by side, a core each: one
+        // after the other took W6's 20,000-file checkpoint a quarter
+        // longer.)
+        if !main_first && let Some(part) = stats.take() {
+            let fetched = reader
+                .get_byte_ranges(stats_ranges.clone())
                 .await
-                .map_err(pq_err)?
+                .map_err(pq_err)?;
+            let (file, pending) = part.start(io, fetched, open.columns());
+            counts = Some((file, futures::future::ready(pending.await).boxed()));
         }
+        reader
+            .get_byte_ranges(main_ranges.clone())
+            .await
+            .map_err(pq_err)?
+    } else {
+        // One planned read of every chunk needed.
+        let wanted: Vec<_> = stats_ranges.iter().chain(&main_ranges).cloned().collect();
+        let mut fetched = reader.get_byte_ranges(wanted).await.map_err(pq_err)?;
+        let main = fetched.split_off(stats_ranges.len().min(fetched.len()));
+        match stats.take() {
+            Some(part) if !main_first => counts = Some(part.start(io, fetched, open.columns())),
+            part => {
+                stats = part;
+                stats_bytes = Some(fetched);
+            }
+        }
+        main
     };
     let main = Chunks::new(
         main_ranges
@@ -501,6 +512,14 @@ async fn read_parquet_file(
         merge(&mut content, piece.file, &mut sidecars);
         adds.extend(piece.adds);
     }
+    if let Some(part) = stats.take() {
+        open.offer(content.protocol.as_ref(), content.metadata.as_ref());
+        let fetched = match stats_bytes {
+            Some(b) => b,
+            None => reader.get_byte_ranges(stats_ranges).await.map_err(pq_err)?,
+        };
+        counts = Some(part.start(io, fetched, open.columns()));
+    }
     if let Some((file, counts)) = counts {
         let counts = counts.await?;
         for (a, rows, _) in &mut adds {
@@ -510,6 +529,7 @@ async fn read_parquet_file(
                 rows: rows.clone(),
                 num_records: taken.num_records,
                 tight_bounds: taken.tight_bounds,
+                columns: taken.columns,
             };
         }
     }
@@ -525,6 +545,62 @@ async fn read_parquet_file(
         add_hashes,
         removes,
     })
+}
+
+/// The stats chunks of a checkpoint file, before they are read.
+struct StatsPart {
+    path: String,
+    metadata: ArrowReaderMetadata,
+    /// Their Parquet leaves.
+    leaves: Vec<usize>,
+    /// Where each chunk starts in the file.
+    starts: Vec<u64>,
+    /// Where they are on local disk.
+    on_disk: Option<retained::OnDisk>,
+    /// Whether the chunks read must be copied out of their buffers.
+    copy: bool,
+}
+
+impl StatsPart {
+    /// Keeps the chunks `fetched` and starts decoding their counts, with
+    /// the statistics of `columns` (see [`RetainedStats::decode`]); from a
+    /// local file the chunks are let go once decoded.
+    fn start(
+        self,
+        io: &CheckpointIo,
+        fetched: Vec<bytes::Bytes>,
+        columns: Vec<crate::schema::StatsColumn>,
+    ) -> (
+        Arc<RetainedStats>,
+        futures::future::BoxFuture<'static, Result<crate::stats::FileStats>>,
+    ) {
+        let copy = self.copy;
+        let own = |b: bytes::Bytes| {
+            if copy {
+                bytes::Bytes::copy_from_slice(&b)
+            } else {
+                b
+            }
+        };
+        let retained = Arc::new(RetainedStats::new(
+            self.path.clone(),
+            self.metadata,
+            self.leaves,
+            self.starts
+                .into_iter()
+                .zip(fetched.into_iter().map(own))
+                .collect(),
+            io.parallel(),
+            self.on_disk,
+        ));
+        let decoding = Arc::clone(&retained);
+        let counts = io.run_cpu(&self.path, move || {
+            let counts = decoding.decode(columns);
+            decoding.release();
+            counts
+        });
+        (retained, counts)
+    }
 }
 
 /// The leaf columns a read of a checkpoint file decodes now, and those of

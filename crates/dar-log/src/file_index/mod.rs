@@ -20,11 +20,11 @@ use arrow_schema::{DataType, Field, Schema};
 use object_store::path::Path;
 
 use crate::actions::Metadata;
-use crate::add_columns::{AddColumns, DvColumns};
+use crate::add_columns::{AddColumns, AddStats, DvColumns};
 use crate::error::{LogError, Result};
 use crate::partition::{PartitionColumn, PartitionValuesBuilder};
 use crate::paths::{FileLocation, TablePaths, is_plain_relative};
-use crate::schema::{ColumnMappingMode, StatsColumnsConfig, StructType};
+use crate::schema::{ColumnMappingMode, StatsColumn, StatsColumnsConfig, StructType};
 use crate::string_concat::StringConcat;
 
 mod slots;
@@ -195,6 +195,17 @@ fn typed_partitions(b: &mut PartitionValuesBuilder, batch: &AddColumns) -> Resul
     b.extend_map(&batch.partition_values, |i| batch.path.value(i).to_string())
 }
 
+/// The columns of the table that per-file statistics may cover (protocol
+/// §8.1): of `schema` under `mapping`, as `metadata` configures them.
+pub(crate) fn table_stats_columns(
+    schema: &StructType,
+    mapping: ColumnMappingMode,
+    metadata: &Metadata,
+) -> Result<Vec<StatsColumn>> {
+    let config = StatsColumnsConfig::from_configuration(&metadata.configuration)?;
+    schema.stats_columns(mapping, &metadata.partition_columns, &config)
+}
+
 impl FileIndex {
     /// Build from the raw live adds of a replay; `loading` says when the
     /// column statistics are parsed.
@@ -229,6 +240,12 @@ impl FileIndex {
         share_paths(adds.iter_mut(), lens, &path);
         let index = Self::build_with(paths, schema, mapping, metadata, adds, loading, Some(path))?;
         index.share_columns(adds);
+        // The statistics decoded at open are the index's now.
+        for a in adds.iter_mut() {
+            if let AddStats::Retained { columns, .. } = &mut a.stats {
+                columns.clear();
+            }
+        }
         Ok(index)
     }
 
@@ -244,16 +261,12 @@ impl FileIndex {
         let n: usize = adds.iter().map(AddColumns::len).sum();
         let columns = PartitionColumn::resolve_all(schema, &metadata.partition_columns, mapping)?;
         let mut partitions = PartitionValuesBuilder::with_capacity(columns.clone(), n);
-        let config = StatsColumnsConfig::from_configuration(&metadata.configuration)?;
-        let leaves = schema.stats_columns(mapping, &metadata.partition_columns, &config)?;
+        let leaves = table_stats_columns(schema, mapping, metadata)?;
         for batch in adds {
             typed_partitions(&mut partitions, batch)?;
         }
         let partition_values = partitions.finish()?;
-        let stats = IndexStats::build(leaves, adds)?;
-        if loading == StatsLoading::AtLoad {
-            stats.all()?;
-        }
+        let stats = IndexStats::build(leaves, adds, &loading)?;
         if adds.is_empty() {
             return Ok(Self::empty(columns, partition_values, stats));
         }

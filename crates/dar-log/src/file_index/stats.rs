@@ -19,7 +19,7 @@ use crate::stats::{ColumnStats, FileStats, StatsBuilder};
 use super::slots::Slots;
 
 /// When the per-column statistics of a file index are parsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum StatsLoading {
     /// A column's the first time a query asks for it (the default): opening
     /// and counting parse no column statistics.
@@ -27,6 +27,24 @@ pub enum StatsLoading {
     OnDemand,
     /// Every column's while the index is built.
     AtLoad,
+    /// These columns' (logical paths, as a predicate names them) while the
+    /// index is built, the others' on demand: for a query known before the
+    /// table opens. From a checkpoint's statistics they are decoded in the
+    /// one pass that reads its counts, instead of a second pass at the
+    /// first plan (see [`crate::checkpoint`]). A path that names no column
+    /// with statistics is ignored.
+    Columns(Vec<Vec<String>>),
+}
+
+impl StatsLoading {
+    /// Whether this parses `column`'s statistics while the index is built.
+    pub fn selects(&self, column: &StatsColumn) -> bool {
+        match self {
+            Self::OnDemand => false,
+            Self::AtLoad => true,
+            Self::Columns(paths) => paths.contains(&column.logical_path),
+        }
+    }
 }
 
 /// Where the statistics of a run of files are.
@@ -67,6 +85,8 @@ pub struct IndexStats {
     passes: AtomicUsize,
     /// Files whose column stats a load could not read again.
     unavailable: AtomicUsize,
+    /// Checkpoint files whose stats loads decoded again.
+    decoded_again: AtomicUsize,
 }
 
 impl Clone for IndexStats {
@@ -82,25 +102,42 @@ impl Clone for IndexStats {
             parsed: AtomicUsize::new(self.parsed_columns()),
             passes: AtomicUsize::new(self.parse_passes()),
             unavailable: AtomicUsize::new(self.unavailable_files()),
+            decoded_again: AtomicUsize::new(self.checkpoint_decodes()),
         }
     }
 }
 
 impl IndexStats {
     /// The counts of `adds` (in order), and where each column's stats are
-    /// for later; `columns` are the table's stats columns.
-    pub(crate) fn build(columns: Vec<StatsColumn>, adds: &[AddColumns]) -> Result<Self> {
+    /// for later; `columns` are the table's stats columns, and those
+    /// `loading` selects are parsed now (taken as the checkpoint decoded
+    /// them with its counts where it did, else parsed here).
+    pub(crate) fn build(
+        columns: Vec<StatsColumn>,
+        adds: &[AddColumns],
+        loading: &StatsLoading,
+    ) -> Result<Self> {
+        let selected: Vec<usize> = (0..columns.len())
+            .filter(|&i| loading.selects(&columns[i]))
+            .collect();
+        let chosen: Vec<StatsColumn> = selected.iter().map(|&i| columns[i].clone()).collect();
         let mut counts = StatsBuilder::new(Vec::new());
         let mut sources = Vec::with_capacity(adds.len());
-        // The row batches of the checkpoint file being gathered.
-        let mut pending: Vec<(Arc<RetainedStats>, Vec<UInt32Array>)> = Vec::new();
-        let flush = |pending: &mut Vec<(Arc<RetainedStats>, Vec<UInt32Array>)>,
-                     sources: &mut Vec<Source>|
+        // Per source: the selected columns' stats decoded at open, when
+        // every batch of it has them.
+        let mut decoded: Vec<Option<FileStats>> = Vec::with_capacity(adds.len());
+        // The row batches of the checkpoint file being gathered, with their
+        // stats of the selected columns when decoded at open.
+        let mut pending: Vec<(Arc<RetainedStats>, Vec<Gathered>)> = Vec::new();
+        let flush = |pending: &mut Vec<(Arc<RetainedStats>, Vec<Gathered>)>,
+                     sources: &mut Vec<Source>,
+                     decoded: &mut Vec<Option<FileStats>>|
          -> Result<()> {
             for (file, parts) in pending.drain(..) {
-                let refs: Vec<&dyn Array> = parts.iter().map(|p| p as &dyn Array).collect();
+                let refs: Vec<&dyn Array> = parts.iter().map(|p| &p.rows as &dyn Array).collect();
                 let rows = arrow_select::concat::concat(&refs)
                     .map_err(|e| LogError::arrow("file index stats rows", e))?;
+                decoded.push(Gathered::decoded(&chosen, parts)?);
                 sources.push(Source::Retained {
                     file,
                     rows: rows.as_primitive().clone(),
@@ -111,18 +148,20 @@ impl IndexStats {
         for a in adds {
             match &a.stats {
                 AddStats::Inline { json, parsed } => {
-                    flush(&mut pending, &mut sources)?;
+                    flush(&mut pending, &mut sources, &mut decoded)?;
                     counts.extend_batch(json, parsed.as_ref())?;
                     sources.push(Source::Inline {
                         json: json.clone(),
                         parsed: parsed.clone(),
                     });
+                    decoded.push(None);
                 }
                 AddStats::Retained {
                     file,
                     rows,
                     num_records,
                     tight_bounds,
+                    columns,
                 } => {
                     counts.extend_stats(FileStats {
                         num_records: num_records.clone(),
@@ -131,21 +170,27 @@ impl IndexStats {
                         malformed: 0,
                         impossible: Vec::new(),
                     })?;
+                    let part = Gathered {
+                        rows: rows.clone(),
+                        num_records: num_records.clone(),
+                        tight_bounds: tight_bounds.clone(),
+                        columns: columns.clone(),
+                    };
                     // Batches of one checkpoint file become one source,
                     // so a column's stats decode once per file.
                     match pending.last_mut() {
-                        Some((f, parts)) if Arc::ptr_eq(f, file) => parts.push(rows.clone()),
+                        Some((f, parts)) if Arc::ptr_eq(f, file) => parts.push(part),
                         _ => {
-                            flush(&mut pending, &mut sources)?;
-                            pending.push((Arc::clone(file), vec![rows.clone()]));
+                            flush(&mut pending, &mut sources, &mut decoded)?;
+                            pending.push((Arc::clone(file), vec![part]));
                         }
                     }
                 }
             }
         }
-        flush(&mut pending, &mut sources)?;
+        flush(&mut pending, &mut sources, &mut decoded)?;
         let counts = counts.finish()?;
-        Ok(Self {
+        let stats = Self {
             num_records: counts.num_records,
             tight_bounds: counts.tight_bounds,
             malformed: counts.malformed,
@@ -154,9 +199,14 @@ impl IndexStats {
             parsed: AtomicUsize::new(0),
             passes: AtomicUsize::new(0),
             unavailable: AtomicUsize::new(0),
+            decoded_again: AtomicUsize::new(0),
             columns,
             sources,
-        })
+        };
+        if !selected.is_empty() {
+            stats.load_with(&selected, &decoded)?;
+        }
+        Ok(stats)
     }
 
     /// Number of files.
@@ -228,6 +278,14 @@ impl IndexStats {
         self.unavailable.load(Ordering::Relaxed)
     }
 
+    /// How many times loads decoded a checkpoint file's statistics again
+    /// after the open had decoded its counts (once per file and load):
+    /// none for the columns the open decoded with them
+    /// ([`StatsLoading::Columns`]).
+    pub fn checkpoint_decodes(&self) -> usize {
+        self.decoded_again.load(Ordering::Relaxed)
+    }
+
     /// Bytes held: the counts, the kept column stats, and the sources
     /// (stats text, retained chunks) they are parsed from.
     pub fn memory_size(&self) -> usize {
@@ -276,6 +334,16 @@ impl IndexStats {
     /// of other columns parse side by side; of the same column, one parses
     /// and the others wait for it (see [`Slots`]).
     fn load(&self, wanted: &[usize]) -> Result<Vec<Arc<ColumnStats>>> {
+        self.load_with(wanted, &[])
+    }
+
+    /// [`IndexStats::load`], taking each source's stats from `decoded`
+    /// (by source) where they are there for exactly the columns parsed.
+    fn load_with(
+        &self,
+        wanted: &[usize],
+        decoded: &[Option<FileStats>],
+    ) -> Result<Vec<Arc<ColumnStats>>> {
         self.loaded.load(wanted, |missing| {
             let columns: Vec<StatsColumn> =
                 missing.iter().map(|&i| self.columns[i].clone()).collect();
@@ -285,7 +353,7 @@ impl IndexStats {
                     hook(&columns);
                 }
             });
-            let parsed = self.parse(&columns)?;
+            let parsed = self.parse(&columns, decoded)?;
             self.parsed.fetch_add(missing.len(), Ordering::Relaxed);
             self.passes.fetch_add(1, Ordering::Relaxed);
             Ok(parsed.columns)
@@ -293,17 +361,27 @@ impl IndexStats {
     }
 
     /// Parses `columns` from every source, the retained checkpoint files
-    /// side by side.
-    fn parse(&self, columns: &[StatsColumn]) -> Result<FileStats> {
+    /// side by side, except where `decoded` holds a source's stats of
+    /// exactly these columns.
+    fn parse(&self, columns: &[StatsColumn], decoded: &[Option<FileStats>]) -> Result<FileStats> {
+        let given = |s: usize| {
+            decoded
+                .get(s)
+                .and_then(Option::as_ref)
+                .filter(|d| d.columns.iter().map(|c| &c.column).eq(columns.iter()))
+        };
         let retained: Vec<(&Arc<RetainedStats>, &UInt32Array)> = self
             .sources
             .iter()
-            .filter_map(|s| match s {
-                Source::Retained { file, rows } => Some((file, rows)),
-                Source::Inline { .. } => None,
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Source::Retained { file, rows } if given(i).is_none() => Some((file, rows)),
+                _ => None,
             })
             .collect();
-        let mut decoded = crate::parallel::run_parallel(
+        self.decoded_again
+            .fetch_add(retained.len(), Ordering::Relaxed);
+        let mut read = crate::parallel::run_parallel(
             &retained,
             |(file, rows)| match file.decode_again(columns.to_vec())? {
                 Some(stats) => stats.take(rows),
@@ -318,19 +396,56 @@ impl IndexStats {
         )
         .into_iter();
         let mut builder = StatsBuilder::new(columns.to_vec());
-        for s in &self.sources {
+        for (i, s) in self.sources.iter().enumerate() {
             match s {
                 Source::Inline { json, parsed } => builder.extend_batch(json, parsed.as_ref())?,
-                // One result per retained source, in source order.
-                Source::Retained { file, .. } => match decoded.next() {
-                    Some(stats) => builder.extend_stats(stats?)?,
-                    None => {
-                        return Err(crate::checkpoint::decoding_failed(file.path(), "no result"));
-                    }
+                Source::Retained { file, .. } => match given(i) {
+                    Some(d) => builder.extend_stats(d.clone())?,
+                    // One result per retained source read, in source order.
+                    None => match read.next() {
+                        Some(stats) => builder.extend_stats(stats?)?,
+                        None => {
+                            return Err(crate::checkpoint::decoding_failed(
+                                file.path(),
+                                "no result",
+                            ));
+                        }
+                    },
                 },
             }
         }
         builder.finish()
+    }
+}
+
+/// One batch of a checkpoint file's adds, while [`IndexStats::build`]
+/// gathers the file's batches into one source.
+struct Gathered {
+    rows: UInt32Array,
+    num_records: Int64Array,
+    tight_bounds: BooleanArray,
+    columns: Vec<ColumnStats>,
+}
+
+impl Gathered {
+    /// The stats of `chosen` over `parts`, as written, when every part
+    /// was decoded with exactly those columns at open.
+    fn decoded(chosen: &[StatsColumn], parts: Vec<Gathered>) -> Result<Option<FileStats>> {
+        let decoded_here = |p: &Gathered| p.columns.iter().map(|c| &c.column).eq(chosen.iter());
+        if chosen.is_empty() || !parts.iter().all(decoded_here) {
+            return Ok(None);
+        }
+        let mut builder = StatsBuilder::new(chosen.to_vec());
+        for p in parts {
+            builder.extend_stats(FileStats {
+                num_records: p.num_records,
+                tight_bounds: p.tight_bounds,
+                columns: p.columns,
+                malformed: 0,
+                impossible: Vec::new(),
+            })?;
+        }
+        builder.finish_raw().map(Some)
     }
 }
 

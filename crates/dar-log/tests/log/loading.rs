@@ -170,10 +170,122 @@ proptest! {
             paths.sort();
             prop_assert_eq!(paths, state.keys().cloned().collect::<Vec<_>>());
             let sequential = sequential_index(log.builder()).await;
-            prop_assert_eq!(index.to_record_batch().unwrap(), sequential);
+            prop_assert_eq!(index.to_record_batch().unwrap(), sequential.clone());
+            // `value`'s stats parsed while it opens: decoded with the
+            // counts, except from the parts of a multi-part checkpoint
+            // that decoded theirs before the part with the metadata was
+            // read. The same index either way.
+            let known = log
+                .builder()
+                .with_stats_loading(StatsLoading::Columns(vec![vec!["value".into()]]))
+                .build()
+                .await
+                .unwrap();
+            let stats = &known.file_index().unwrap().stats;
+            prop_assert_eq!(stats.parsed_columns(), 1);
+            let decodes = stats.checkpoint_decodes();
+            match layout {
+                Layout::MultiPart(n) => prop_assert!(decodes < n, "{} of {} parts", decodes, n),
+                _ => prop_assert_eq!(decodes, 0),
+            }
+            prop_assert_eq!(known.file_index().unwrap().to_record_batch().unwrap(), sequential);
+            prop_assert_eq!(stats.checkpoint_decodes(), decodes, "nothing decoded again");
             Ok(())
         })?;
     }
+}
+
+/// A log whose checkpoint (v0) says `value` has statistics, then a commit
+/// whose metadata says which columns have them now (`configuration`).
+async fn log_with_newer_metadata(configuration: Value) -> TestLog {
+    let log = TestLog::new();
+    let state: State = (0..50)
+        .map(|i| (format!("part-{i}.parquet"), None))
+        .collect();
+    log.commit(0, &[json!({"commitInfo": {}}), protocol(), metadata(false)])
+        .await;
+    write_checkpoint(&log, 0, &state, Layout::Classic).await;
+    let mut newer = metadata(false);
+    newer["metaData"]["configuration"] = configuration;
+    log.commit(1, &[json!({"commitInfo": {}}), newer]).await;
+    log
+}
+
+#[test]
+fn the_newest_metadata_says_which_stats_decode_with_the_counts() {
+    let rt = multi_thread();
+    rt.block_on(async {
+        let value = StatsLoading::Columns(vec![vec!["value".into()]]);
+        // Still indexed: decoded with the counts, from the newer metadata.
+        let log = log_with_newer_metadata(json!({"delta.dataSkippingNumIndexedCols": "5"})).await;
+        let s = log
+            .builder()
+            .with_stats_loading(value.clone())
+            .build()
+            .await
+            .unwrap();
+        let stats = &s.file_index().unwrap().stats;
+        assert_eq!((stats.parsed_columns(), stats.checkpoint_decodes()), (1, 0));
+        let min = stats.column("value").unwrap().unwrap();
+        let min = min.min_values.as_ref().unwrap();
+        assert_eq!(min.len(), 50);
+        assert_eq!(
+            s.file_index().unwrap().to_record_batch().unwrap(),
+            sequential_index(log.builder()).await
+        );
+        // No longer indexed (the checkpoint's metadata still says it is):
+        // no stats, and none parsed from the checkpoint's text.
+        let log = log_with_newer_metadata(json!({"delta.dataSkippingNumIndexedCols": "0"})).await;
+        let s = log
+            .builder()
+            .with_stats_loading(value)
+            .build()
+            .await
+            .unwrap();
+        let stats = &s.file_index().unwrap().stats;
+        assert!(stats.columns().is_empty());
+        assert_eq!((stats.parsed_columns(), stats.checkpoint_decodes()), (0, 0));
+        assert!(stats.column("value").unwrap().is_none());
+    });
+}
+
+#[test]
+fn columns_named_for_the_open_are_parsed_once_and_others_on_demand() {
+    let Some(dir) = dar_testdata::table("kernel/parsed-stats") else {
+        return;
+    };
+    let rt = multi_thread();
+    rt.block_on(async {
+        let on_demand = builder(&dir).build().await.unwrap();
+        let known = builder(&dir)
+            .with_stats_loading(StatsLoading::Columns(vec![
+                vec!["id".into()],
+                vec!["nope".into()],
+            ]))
+            .build()
+            .await
+            .unwrap();
+        let stats = &known.file_index().unwrap().stats;
+        assert_eq!(stats.parsed_columns(), 1, "id's only");
+        let expected = on_demand
+            .file_index()
+            .unwrap()
+            .stats
+            .column("id")
+            .unwrap()
+            .unwrap();
+        let id = stats.column("id").unwrap().unwrap();
+        assert_eq!(stats.parsed_columns(), 1, "kept, not parsed again");
+        assert_eq!(id.min_values, expected.min_values);
+        assert_eq!(id.max_values, expected.max_values);
+        assert_eq!(id.null_count, expected.null_count);
+        stats.column("age").unwrap().unwrap();
+        assert_eq!(stats.parsed_columns(), 2);
+        assert_eq!(
+            known.file_index().unwrap().to_record_batch().unwrap(),
+            on_demand.file_index().unwrap().to_record_batch().unwrap()
+        );
+    });
 }
 
 #[test]
@@ -223,5 +335,18 @@ fn a_large_checkpoint_decodes_its_stats_in_pieces_to_the_same_index() {
         assert_eq!(records, expected);
         let sequential = sequential_index(log.builder()).await;
         assert_eq!(index.to_record_batch().unwrap(), sequential);
+        // `value`'s stats decoded in pieces with the counts.
+        let known = log
+            .builder()
+            .with_stats_loading(StatsLoading::Columns(vec![vec!["value".into()]]))
+            .build()
+            .await
+            .unwrap();
+        let stats = &known.file_index().unwrap().stats;
+        assert_eq!((stats.parsed_columns(), stats.checkpoint_decodes()), (1, 0));
+        assert_eq!(
+            known.file_index().unwrap().to_record_batch().unwrap(),
+            sequential
+        );
     });
 }

@@ -192,3 +192,80 @@ async fn a_large_local_checkpoint_decodes_its_stats_first_with_the_same_results(
     )
     .await;
 }
+
+/// A table opened for a known predicate (`with_stats_for_predicate`) has
+/// its columns' stats decoded with the checkpoint's counts: its plan reads
+/// no checkpoint byte again, parses nothing, and keeps the files the
+/// on-demand plan keeps, even after the checkpoint files were replaced.
+/// `parts` is the number of checkpoint parts: a part other than the one
+/// holding the metadata may decode its counts first, and then its stats
+/// once more at open.
+async fn check_known(options: CheckpointOptions, shape: &str, files: usize, parts: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &options, files).await;
+    let root = dir.path().join("t");
+    let uri = root.to_str().unwrap().to_string();
+    let sql = "id >= 100 AND id < 140";
+    let on_demand = kept(&Table::open(&uri).await.unwrap(), sql);
+    assert_eq!(on_demand.len(), 20, "{shape}");
+
+    let options = dar_scan::TableOptions::new().with_stats_for_predicate(sql);
+    let known = Table::open_with(&uri, options).await.unwrap();
+    let stats = &known.snapshot().file_index().unwrap().stats;
+    assert_eq!(stats.parsed_columns(), 1, "{shape}: id's at open");
+    let decodes = stats.checkpoint_decodes();
+    assert!(decodes < parts, "{shape}: {decodes} decodes again");
+    let before = checkpoint_requests(&known);
+    for f in &checkpoint_files(&root) {
+        dar_testdata::replace_by_copy(f);
+    }
+    let plan = known.scan().with_predicate_sql(sql).build().unwrap();
+    let m = plan.metrics().snapshot();
+    assert_eq!(m.stats_columns_parsed, 0, "{shape}");
+    assert_eq!(m.stats_files_unavailable, 0, "{shape}");
+    assert_eq!(checkpoint_requests(&known), before, "{shape}: read again");
+    let mut paths: Vec<String> = plan.tasks().iter().map(|t| t.log_path.clone()).collect();
+    paths.sort();
+    assert_eq!(paths, on_demand, "{shape}");
+    // Another column's stats are still parsed when asked for (from the
+    // replaced files: unavailable, so kept).
+    let day = known.scan().with_predicate_sql("day = 3").build().unwrap();
+    assert_eq!(day.metrics().snapshot().stats_columns_parsed, 1, "{shape}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_predicate_known_at_open_has_its_stats_decoded_with_the_counts() {
+    check_known(CheckpointOptions::default(), "classic, JSON stats", 300, 1).await;
+    check_known(
+        CheckpointOptions::default()
+            .with_stats_json(false)
+            .with_stats_parsed(true),
+        "classic, stats_parsed",
+        300,
+        1,
+    )
+    .await;
+    check_known(
+        CheckpointOptions::default().with_parts(3),
+        "multi-part",
+        300,
+        3,
+    )
+    .await;
+    check_known(
+        CheckpointOptions::default().with_sidecars(2),
+        "V2, sidecars",
+        300,
+        1,
+    )
+    .await;
+    // Rows enough to split each decoding over two cores: the other chunks
+    // are read and decoded first (they hold the metadata), then the stats.
+    check_known(
+        CheckpointOptions::default(),
+        "classic, 70,000 files",
+        70_000,
+        1,
+    )
+    .await;
+}

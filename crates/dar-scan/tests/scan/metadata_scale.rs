@@ -107,7 +107,8 @@ async fn index_bytes_per_file_stay_in_budget_and_only_queried_stats_are_parsed()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stats_parsed_at_load_leave_nothing_to_parse_and_prune_the_same() {
-    let t = table(dar_scan::TableOptions::new().with_stats_at_load(true)).await;
+    let t = table(dar_scan::TableOptions::new().with_stats_loading(dar_scan::StatsLoading::AtLoad))
+        .await;
     let plan = ids_1000_to_1199(&t);
     let m = plan.metrics().snapshot();
     assert_eq!(plan.tasks().len(), 100, "{m:?}");

@@ -44,7 +44,7 @@ fn index_stats() -> IndexStats {
         })
         .unwrap();
     }
-    IndexStats::build(columns, &[adds.finish()]).unwrap()
+    IndexStats::build(columns, &[adds.finish()], &StatsLoading::OnDemand).unwrap()
 }
 
 /// What the parses of a test saw.
