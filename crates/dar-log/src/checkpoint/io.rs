@@ -204,29 +204,25 @@ impl CheckpointIo {
         (handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread).then_some(handle)
     }
 
-    /// Runs `work` (decoding of `path`) on one of the runtime's blocking
+    /// Runs `work` (decoding of `path`) on one of the process's decoding
     /// threads when decoding in parallel, else at once; the result comes
-    /// back through the future. In parallel, the work starts at once but
-    /// waits for a thread of the process's decoding budget (one per core,
-    /// see [`crate::parallel`]), which it holds while it runs: however many
-    /// parts and sidecars are in flight, at most one decoding task per
-    /// core runs.
+    /// back through the future. In parallel, the work waits for a free
+    /// thread (one per core, see [`crate::parallel`]): however many parts
+    /// and sidecars are in flight, at most one decoding task per core runs.
     pub(crate) fn run_cpu<T: Send + 'static>(
         &self,
         path: &str,
         work: impl FnOnce() -> Result<T> + Send + 'static,
     ) -> BoxFuture<'static, Result<T>> {
         match self.parallel_runtime() {
-            Some(rt) => {
-                let (blocking, name) = (rt.clone(), path.to_string());
-                let task = rt.spawn(async move {
-                    let _thread = crate::parallel::thread().await;
-                    match blocking.spawn_blocking(work).await {
-                        Ok(result) => result,
-                        Err(e) => Err(super::decoding_failed(&name, e)),
-                    }
-                });
-                joined(task, path)
+            Some(_) => {
+                let name = path.to_string();
+                let done = crate::parallel::spawn(work);
+                async move {
+                    done.await
+                        .unwrap_or_else(|| Err(super::decoding_failed(&name, "a thread panicked")))
+                }
+                .boxed()
             }
             None => futures::future::ready(work()).boxed(),
         }
