@@ -17,7 +17,6 @@ use crate::checkpoint::RetainedStats;
 use crate::commit::PartitionEntries;
 use crate::error::{LogError, Result};
 use crate::paths::{TablePaths, is_plain_relative};
-use crate::stats::ColumnStats;
 
 /// Deletion-vector descriptor columns (null rows: no DV).
 #[derive(Debug, Clone)]
@@ -108,11 +107,6 @@ pub enum AddStats {
         num_records: Int64Array,
         /// `tightBounds`.
         tight_bounds: BooleanArray,
-        /// The statistics of the columns the open was asked to parse
-        /// ([`crate::StatsLoading::Columns`]), decoded with the counts, as
-        /// written; empty when none were (the file index then decodes
-        /// them again when asked).
-        columns: Vec<ColumnStats>,
     },
 }
 
@@ -128,16 +122,11 @@ impl AddStats {
                 rows,
                 num_records,
                 tight_bounds,
-                columns,
             } => Self::Retained {
                 file: Arc::clone(file),
                 rows: filter_as(rows, mask)?,
                 num_records: filter_as(num_records, mask)?,
                 tight_bounds: filter_as(tight_bounds, mask)?,
-                columns: columns
-                    .iter()
-                    .map(|c| c.filter(mask))
-                    .collect::<Result<_>>()?,
             },
         })
     }

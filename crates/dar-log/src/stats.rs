@@ -133,14 +133,6 @@ impl ColumnStats {
         })
     }
 
-    /// The rows where `mask` is true, like [`ColumnStats::take`].
-    pub(crate) fn filter(&self, mask: &BooleanArray) -> Result<Self> {
-        self.map_rows(|a| {
-            arrow_select::filter::filter(a, mask)
-                .map_err(|e| LogError::arrow("filtering file stats rows", e))
-        })
-    }
-
     fn map_rows(&self, rows: impl Fn(&dyn Array) -> Result<ArrayRef>) -> Result<Self> {
         Ok(Self {
             column: self.column.clone(),

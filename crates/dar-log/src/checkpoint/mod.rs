@@ -521,7 +521,9 @@ async fn read_parquet_file(
         counts = Some(part.start(io, fetched, open.columns()));
     }
     if let Some((file, counts)) = counts {
-        let counts = counts.await?;
+        let mut counts = counts.await?;
+        // The columns' stats stay with the file, for the file index.
+        let columns = std::mem::take(&mut counts.columns);
         for (a, rows, _) in &mut adds {
             let taken = counts.take(rows)?;
             a.stats = AddStats::Retained {
@@ -529,8 +531,11 @@ async fn read_parquet_file(
                 rows: rows.clone(),
                 num_records: taken.num_records,
                 tight_bounds: taken.tight_bounds,
-                columns: taken.columns,
             };
+        }
+        if !columns.is_empty() {
+            counts.columns = columns;
+            file.keep_decoded(counts);
         }
     }
     // The file index concatenates the batches once: no whole-file copy here.

@@ -63,6 +63,11 @@ pub struct RetainedStats {
     leaves: Vec<usize>,
     /// Decode row ranges on threads of their own.
     parallel: bool,
+    /// The statistics the open decoded with the counts, of every row, as
+    /// written, when it decoded some columns' too
+    /// ([`crate::StatsLoading::Columns`]): until the file index has taken
+    /// them.
+    decoded: Mutex<Option<FileStats>>,
 }
 
 /// Where the stats chunks of a local checkpoint file are.
@@ -98,6 +103,7 @@ impl RetainedStats {
             on_disk,
             leaves,
             parallel,
+            decoded: Mutex::new(None),
         }
     }
 
@@ -145,6 +151,27 @@ impl RetainedStats {
         Ok(Chunks::new(
             d.ranges.iter().map(|r| r.start).zip(bytes).collect(),
         ))
+    }
+
+    /// Keeps `stats` (every row's, decoded with the counts) for the file
+    /// index to take.
+    pub(super) fn keep_decoded(&self, stats: FileStats) {
+        *self.decoded.lock().unwrap_or_else(PoisonError::into_inner) = Some(stats);
+    }
+
+    /// The statistics of exactly `columns` that the open decoded, of every
+    /// row, as written; `None` when it did not decode those.
+    pub(crate) fn decoded(&self, columns: &[StatsColumn]) -> Option<FileStats> {
+        let decoded = self.decoded.lock().unwrap_or_else(PoisonError::into_inner);
+        decoded
+            .as_ref()
+            .filter(|d| d.columns.iter().map(|c| &c.column).eq(columns.iter()))
+            .cloned()
+    }
+
+    /// Lets go of what the open decoded beyond the counts.
+    pub(crate) fn release_decoded(&self) {
+        *self.decoded.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }
 
     /// Rows of the file (one per action, adds or not).

@@ -20,7 +20,7 @@ use arrow_schema::{DataType, Field, Schema};
 use object_store::path::Path;
 
 use crate::actions::Metadata;
-use crate::add_columns::{AddColumns, AddStats, DvColumns};
+use crate::add_columns::{AddColumns, DvColumns};
 use crate::error::{LogError, Result};
 use crate::partition::{PartitionColumn, PartitionValuesBuilder};
 use crate::paths::{FileLocation, TablePaths, is_plain_relative};
@@ -240,12 +240,6 @@ impl FileIndex {
         share_paths(adds.iter_mut(), lens, &path);
         let index = Self::build_with(paths, schema, mapping, metadata, adds, loading, Some(path))?;
         index.share_columns(adds);
-        // The statistics decoded at open are the index's now.
-        for a in adds.iter_mut() {
-            if let AddStats::Retained { columns, .. } = &mut a.stats {
-                columns.clear();
-            }
-        }
         Ok(index)
     }
 

@@ -110,34 +110,24 @@ impl Clone for IndexStats {
 impl IndexStats {
     /// The counts of `adds` (in order), and where each column's stats are
     /// for later; `columns` are the table's stats columns, and those
-    /// `loading` selects are parsed now (taken as the checkpoint decoded
-    /// them with its counts where it did, else parsed here).
+    /// `loading` selects are parsed now (taken from what the checkpoint
+    /// decoded with its counts where it did, else parsed here).
     pub(crate) fn build(
         columns: Vec<StatsColumn>,
         adds: &[AddColumns],
         loading: &StatsLoading,
     ) -> Result<Self> {
-        let selected: Vec<usize> = (0..columns.len())
-            .filter(|&i| loading.selects(&columns[i]))
-            .collect();
-        let chosen: Vec<StatsColumn> = selected.iter().map(|&i| columns[i].clone()).collect();
         let mut counts = StatsBuilder::new(Vec::new());
         let mut sources = Vec::with_capacity(adds.len());
-        // Per source: the selected columns' stats decoded at open, when
-        // every batch of it has them.
-        let mut decoded: Vec<Option<FileStats>> = Vec::with_capacity(adds.len());
-        // The row batches of the checkpoint file being gathered, with their
-        // stats of the selected columns when decoded at open.
-        let mut pending: Vec<(Arc<RetainedStats>, Vec<Gathered>)> = Vec::new();
-        let flush = |pending: &mut Vec<(Arc<RetainedStats>, Vec<Gathered>)>,
-                     sources: &mut Vec<Source>,
-                     decoded: &mut Vec<Option<FileStats>>|
+        // The row batches of the checkpoint file being gathered.
+        let mut pending: Vec<(Arc<RetainedStats>, Vec<UInt32Array>)> = Vec::new();
+        let flush = |pending: &mut Vec<(Arc<RetainedStats>, Vec<UInt32Array>)>,
+                     sources: &mut Vec<Source>|
          -> Result<()> {
             for (file, parts) in pending.drain(..) {
-                let refs: Vec<&dyn Array> = parts.iter().map(|p| &p.rows as &dyn Array).collect();
+                let refs: Vec<&dyn Array> = parts.iter().map(|p| p as &dyn Array).collect();
                 let rows = arrow_select::concat::concat(&refs)
                     .map_err(|e| LogError::arrow("file index stats rows", e))?;
-                decoded.push(Gathered::decoded(&chosen, parts)?);
                 sources.push(Source::Retained {
                     file,
                     rows: rows.as_primitive().clone(),
@@ -148,20 +138,18 @@ impl IndexStats {
         for a in adds {
             match &a.stats {
                 AddStats::Inline { json, parsed } => {
-                    flush(&mut pending, &mut sources, &mut decoded)?;
+                    flush(&mut pending, &mut sources)?;
                     counts.extend_batch(json, parsed.as_ref())?;
                     sources.push(Source::Inline {
                         json: json.clone(),
                         parsed: parsed.clone(),
                     });
-                    decoded.push(None);
                 }
                 AddStats::Retained {
                     file,
                     rows,
                     num_records,
                     tight_bounds,
-                    columns,
                 } => {
                     counts.extend_stats(FileStats {
                         num_records: num_records.clone(),
@@ -170,26 +158,23 @@ impl IndexStats {
                         malformed: 0,
                         impossible: Vec::new(),
                     })?;
-                    let part = Gathered {
-                        rows: rows.clone(),
-                        num_records: num_records.clone(),
-                        tight_bounds: tight_bounds.clone(),
-                        columns: columns.clone(),
-                    };
                     // Batches of one checkpoint file become one source,
                     // so a column's stats decode once per file.
                     match pending.last_mut() {
-                        Some((f, parts)) if Arc::ptr_eq(f, file) => parts.push(part),
+                        Some((f, parts)) if Arc::ptr_eq(f, file) => parts.push(rows.clone()),
                         _ => {
-                            flush(&mut pending, &mut sources, &mut decoded)?;
-                            pending.push((Arc::clone(file), vec![part]));
+                            flush(&mut pending, &mut sources)?;
+                            pending.push((Arc::clone(file), vec![rows.clone()]));
                         }
                     }
                 }
             }
         }
-        flush(&mut pending, &mut sources, &mut decoded)?;
+        flush(&mut pending, &mut sources)?;
         let counts = counts.finish()?;
+        let selected: Vec<usize> = (0..columns.len())
+            .filter(|&i| loading.selects(&columns[i]))
+            .collect();
         let stats = Self {
             num_records: counts.num_records,
             tight_bounds: counts.tight_bounds,
@@ -203,9 +188,19 @@ impl IndexStats {
             columns,
             sources,
         };
-        if !selected.is_empty() {
-            stats.load_with(&selected, &decoded)?;
+        let loaded = if selected.is_empty() {
+            Ok(Vec::new())
+        } else {
+            stats.load(&selected)
+        };
+        // What the open decoded beyond the counts is the index's now (or
+        // was for other columns than the index's).
+        for s in &stats.sources {
+            if let Source::Retained { file, .. } = s {
+                file.release_decoded();
+            }
         }
+        loaded?;
         Ok(stats)
     }
 
@@ -334,16 +329,6 @@ impl IndexStats {
     /// of other columns parse side by side; of the same column, one parses
     /// and the others wait for it (see [`Slots`]).
     fn load(&self, wanted: &[usize]) -> Result<Vec<Arc<ColumnStats>>> {
-        self.load_with(wanted, &[])
-    }
-
-    /// [`IndexStats::load`], taking each source's stats from `decoded`
-    /// (by source) where they are there for exactly the columns parsed.
-    fn load_with(
-        &self,
-        wanted: &[usize],
-        decoded: &[Option<FileStats>],
-    ) -> Result<Vec<Arc<ColumnStats>>> {
         self.loaded.load(wanted, |missing| {
             let columns: Vec<StatsColumn> =
                 missing.iter().map(|&i| self.columns[i].clone()).collect();
@@ -353,7 +338,7 @@ impl IndexStats {
                     hook(&columns);
                 }
             });
-            let parsed = self.parse(&columns, decoded)?;
+            let parsed = self.parse(&columns)?;
             self.parsed.fetch_add(missing.len(), Ordering::Relaxed);
             self.passes.fetch_add(1, Ordering::Relaxed);
             Ok(parsed.columns)
@@ -361,91 +346,51 @@ impl IndexStats {
     }
 
     /// Parses `columns` from every source, the retained checkpoint files
-    /// side by side, except where `decoded` holds a source's stats of
-    /// exactly these columns.
-    fn parse(&self, columns: &[StatsColumn], decoded: &[Option<FileStats>]) -> Result<FileStats> {
-        let given = |s: usize| {
-            decoded
-                .get(s)
-                .and_then(Option::as_ref)
-                .filter(|d| d.columns.iter().map(|c| &c.column).eq(columns.iter()))
-        };
+    /// side by side: from what the open decoded with the counts where it
+    /// decoded exactly these columns, else from the file's chunks again.
+    fn parse(&self, columns: &[StatsColumn]) -> Result<FileStats> {
         let retained: Vec<(&Arc<RetainedStats>, &UInt32Array)> = self
             .sources
             .iter()
-            .enumerate()
-            .filter_map(|(i, s)| match s {
-                Source::Retained { file, rows } if given(i).is_none() => Some((file, rows)),
-                _ => None,
+            .filter_map(|s| match s {
+                Source::Retained { file, rows } => Some((file, rows)),
+                Source::Inline { .. } => None,
             })
             .collect();
-        self.decoded_again
-            .fetch_add(retained.len(), Ordering::Relaxed);
-        let mut read = crate::parallel::run_parallel(
+        let mut decoded = crate::parallel::run_parallel(
             &retained,
-            |(file, rows)| match file.decode_again(columns.to_vec())? {
-                Some(stats) => stats.take(rows),
-                None => {
-                    self.unavailable.fetch_add(rows.len(), Ordering::Relaxed);
-                    let mut absent = StatsBuilder::new(columns.to_vec());
-                    absent.push_absent_many(rows.len());
-                    absent.finish_raw()
+            |(file, rows)| {
+                if let Some(at_open) = file.decoded(columns) {
+                    return at_open.take(rows);
+                }
+                self.decoded_again.fetch_add(1, Ordering::Relaxed);
+                match file.decode_again(columns.to_vec())? {
+                    Some(stats) => stats.take(rows),
+                    None => {
+                        self.unavailable.fetch_add(rows.len(), Ordering::Relaxed);
+                        let mut absent = StatsBuilder::new(columns.to_vec());
+                        absent.push_absent_many(rows.len());
+                        absent.finish_raw()
+                    }
                 }
             },
             |(file, _)| crate::checkpoint::decoding_failed(file.path(), "a thread panicked"),
         )
         .into_iter();
         let mut builder = StatsBuilder::new(columns.to_vec());
-        for (i, s) in self.sources.iter().enumerate() {
+        for s in &self.sources {
             match s {
                 Source::Inline { json, parsed } => builder.extend_batch(json, parsed.as_ref())?,
-                Source::Retained { file, .. } => match given(i) {
-                    Some(d) => builder.extend_stats(d.clone())?,
-                    // One result per retained source read, in source order.
-                    None => match read.next() {
-                        Some(stats) => builder.extend_stats(stats?)?,
-                        None => {
-                            return Err(crate::checkpoint::decoding_failed(
-                                file.path(),
-                                "no result",
-                            ));
-                        }
-                    },
+                // One result per retained source, in source order.
+                Source::Retained { file, .. } => match decoded.next() {
+                    Some(stats) => builder.extend_stats(stats?)?,
+                    None => {
+                        return Err(crate::checkpoint::decoding_failed(file.path(), "no result"));
+                    }
                 },
             }
         }
         builder.finish()
-    }
-}
-
-/// One batch of a checkpoint file's adds, while [`IndexStats::build`]
-/// gathers the file's batches into one source.
-struct Gathered {
-    rows: UInt32Array,
-    num_records: Int64Array,
-    tight_bounds: BooleanArray,
-    columns: Vec<ColumnStats>,
-}
-
-impl Gathered {
-    /// The stats of `chosen` over `parts`, as written, when every part
-    /// was decoded with exactly those columns at open.
-    fn decoded(chosen: &[StatsColumn], parts: Vec<Gathered>) -> Result<Option<FileStats>> {
-        let decoded_here = |p: &Gathered| p.columns.iter().map(|c| &c.column).eq(chosen.iter());
-        if chosen.is_empty() || !parts.iter().all(decoded_here) {
-            return Ok(None);
-        }
-        let mut builder = StatsBuilder::new(chosen.to_vec());
-        for p in parts {
-            builder.extend_stats(FileStats {
-                num_records: p.num_records,
-                tight_bounds: p.tight_bounds,
-                columns: p.columns,
-                malformed: 0,
-                impossible: Vec::new(),
-            })?;
-        }
-        builder.finish_raw().map(Some)
     }
 }
 
