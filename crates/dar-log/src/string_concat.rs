@@ -157,9 +157,14 @@ impl Values {
         if bytes < MAPPED_BYTES {
             return None;
         }
-        MmapMut::map_anon(bytes)
-            .ok()
-            .map(|map| MappedBytes { map, len: 0 })
+        let map = MmapMut::map_anon(bytes).ok()?;
+        // Huge pages where the system grants them on request (its
+        // transparent huge pages in `madvise` mode): a million paths fault
+        // in a few dozen 2 MiB pages instead of 17,000 small ones. Advice
+        // only: refused, the map works the same.
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
+        Some(MappedBytes { map, len: 0 })
     }
 
     fn len(&self) -> usize {

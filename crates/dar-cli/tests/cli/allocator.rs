@@ -1,12 +1,13 @@
 //! The binary's allocator: jemalloc with two arenas, so that a
 //! scan's freed page buffers are reused rather than returned to the kernel
-//! and faulted in again (see `src/main.rs`).
+//! and faulted in again, in transparent huge pages where the system allows
+//! them (see `src/main.rs`).
 
 use crate::{arg, dar, sample};
 
 #[cfg(all(target_os = "linux", not(target_env = "musl")))]
 #[test]
-fn the_binary_allocates_with_jemalloc_and_two_arenas() {
+fn the_binary_allocates_with_jemalloc_two_arenas_and_huge_pages() {
     // jemalloc prints its statistics, options included, at exit when
     // asked through its environment variable. The unprefixed name is read
     // only when jemalloc is the process's malloc (C code's too); glibc's
@@ -21,6 +22,12 @@ fn the_binary_allocates_with_jemalloc_and_two_arenas() {
     assert!(
         stats.contains("opt.narenas: 2\n"),
         "no jemalloc statistics with two arenas: {}",
+        &stats[..stats.len().min(2000)]
+    );
+    // Its extents in transparent huge pages where the system allows them.
+    assert!(
+        stats.contains("opt.thp: always\n"),
+        "jemalloc without huge pages: {}",
         &stats[..stats.len().min(2000)]
     );
 }
