@@ -20,4 +20,4 @@ def test_the_module_allocates_with_jemalloc_and_two_arenas():
     assert out.returncode == 0, out.stderr[-2000:]
     assert int(out.stdout.strip()) > 0
     assert "opt.narenas: 2\n" in out.stderr, out.stderr[:2000]
-    assert "opt.thp: always\n" in out.stderr, out.stderr[:2000]
+    assert 'opt.thp: "always"\n' in out.stderr, out.stderr[:2000]

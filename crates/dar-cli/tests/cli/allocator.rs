@@ -26,7 +26,7 @@ fn the_binary_allocates_with_jemalloc_two_arenas_and_huge_pages() {
     );
     // Its extents in transparent huge pages where the system allows them.
     assert!(
-        stats.contains("opt.thp: always\n"),
+        stats.contains("opt.thp: \"always\"\n"),
         "jemalloc without huge pages: {}",
         &stats[..stats.len().min(2000)]
     );
