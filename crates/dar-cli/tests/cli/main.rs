@@ -159,6 +159,23 @@ pub fn write_id_table(
     offset: i64,
     options: Option<dar_testkit::ParquetOptions>,
 ) -> String {
+    write_ids(dir, files, rows, offset, options, false)
+}
+
+/// [`write_id_table`] with ids from 0 and default options, checkpointed
+/// at its last version.
+pub fn write_checkpointed_id_table(dir: &Path, files: i64, rows: i64) -> String {
+    write_ids(dir, files, rows, 0, None, true)
+}
+
+fn write_ids(
+    dir: &Path,
+    files: i64,
+    rows: i64,
+    offset: i64,
+    options: Option<dar_testkit::ParquetOptions>,
+    checkpoint: bool,
+) -> String {
     use std::sync::Arc;
 
     use arrow_array::Int64Array;
@@ -181,6 +198,9 @@ pub fn write_id_table(
             let ids = Int64Array::from_iter_values(offset + f * rows..offset + (f + 1) * rows);
             let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)]).unwrap();
             table.append(&batch).await.unwrap();
+        }
+        if checkpoint {
+            table.checkpoint().await.unwrap();
         }
     });
     arg(&dir.join("t"))

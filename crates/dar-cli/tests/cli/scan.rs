@@ -288,42 +288,14 @@ fn closed_stdout_exits_quietly() {
     assert_eq!(err, "");
 }
 
-/// A table of 30 files of two ids each (`id` 0..60), checkpointed at its
-/// last version; its path.
-fn write_checkpointed(dir: &std::path::Path) -> String {
-    use std::sync::Arc;
-
-    use arrow_array::Int64Array;
-    use arrow_schema::{DataType, Field, Schema};
-
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let store = Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir).unwrap());
-        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
-        let mut table = dar_testkit::TableWriter::builder(
-            store,
-            object_store::path::Path::from("t"),
-            schema.clone(),
-        )
-        .create()
-        .await
-        .unwrap();
-        for f in 0..30 {
-            let ids = Int64Array::from_iter_values(2 * f..2 * f + 2);
-            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(ids)]).unwrap();
-            table.append(&batch).await.unwrap();
-        }
-        table.checkpoint().await.unwrap();
-    });
-    arg(&dir.join("t"))
-}
-
 /// `dar scan --filter` parses the filter's column stats while the table
 /// opens, with the checkpoint's counts: the scan reads no checkpoint byte
 /// again, and the report still counts the column as parsed for the scan.
 #[test]
 fn a_filtered_scan_decodes_its_stats_with_the_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
-    let t = write_checkpointed(dir.path());
+    // 30 files of two ids each (`id` 0..60), checkpointed.
+    let t = crate::write_checkpointed_id_table(dir.path(), 30, 2);
     let filter = "id >= 10 AND id < 14";
     let assert = dar()
         .args([

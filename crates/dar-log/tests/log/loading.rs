@@ -63,6 +63,15 @@ fn every_shared_table_loads_the_same_in_parallel_and_sequence_lazily_and_eagerly
     assert!(seen > 30, "only {seen} tables");
 }
 
+/// `log` opened with `value`'s stats parsed while it opens.
+async fn value_known_at_open(log: &TestLog) -> Snapshot {
+    log.builder()
+        .with_stats_loading(StatsLoading::Columns(vec![vec!["value".into()]]))
+        .build()
+        .await
+        .unwrap()
+}
+
 /// Where a random log's checkpoint puts its adds.
 #[derive(Debug, Clone, Copy)]
 enum Layout {
@@ -175,12 +184,7 @@ proptest! {
             // counts, except from the parts of a multi-part checkpoint
             // that decoded theirs before the part with the metadata was
             // read. The same index either way.
-            let known = log
-                .builder()
-                .with_stats_loading(StatsLoading::Columns(vec![vec!["value".into()]]))
-                .build()
-                .await
-                .unwrap();
+            let known = value_known_at_open(&log).await;
             let stats = &known.file_index().unwrap().stats;
             prop_assert_eq!(stats.parsed_columns(), 1);
             let decodes = stats.checkpoint_decodes();
@@ -215,15 +219,9 @@ async fn log_with_newer_metadata(configuration: Value) -> TestLog {
 fn the_newest_metadata_says_which_stats_decode_with_the_counts() {
     let rt = multi_thread();
     rt.block_on(async {
-        let value = StatsLoading::Columns(vec![vec!["value".into()]]);
         // Still indexed: decoded with the counts, from the newer metadata.
         let log = log_with_newer_metadata(json!({"delta.dataSkippingNumIndexedCols": "5"})).await;
-        let s = log
-            .builder()
-            .with_stats_loading(value.clone())
-            .build()
-            .await
-            .unwrap();
+        let s = value_known_at_open(&log).await;
         let stats = &s.file_index().unwrap().stats;
         assert_eq!((stats.parsed_columns(), stats.checkpoint_decodes()), (1, 0));
         let min = stats.column("value").unwrap().unwrap();
@@ -236,12 +234,7 @@ fn the_newest_metadata_says_which_stats_decode_with_the_counts() {
         // No longer indexed (the checkpoint's metadata still says it is):
         // no stats, and none parsed from the checkpoint's text.
         let log = log_with_newer_metadata(json!({"delta.dataSkippingNumIndexedCols": "0"})).await;
-        let s = log
-            .builder()
-            .with_stats_loading(value)
-            .build()
-            .await
-            .unwrap();
+        let s = value_known_at_open(&log).await;
         let stats = &s.file_index().unwrap().stats;
         assert!(stats.columns().is_empty());
         assert_eq!((stats.parsed_columns(), stats.checkpoint_decodes()), (0, 0));
@@ -336,12 +329,7 @@ fn a_large_checkpoint_decodes_its_stats_in_pieces_to_the_same_index() {
         let sequential = sequential_index(log.builder()).await;
         assert_eq!(index.to_record_batch().unwrap(), sequential);
         // `value`'s stats decoded in pieces with the counts.
-        let known = log
-            .builder()
-            .with_stats_loading(StatsLoading::Columns(vec![vec!["value".into()]]))
-            .build()
-            .await
-            .unwrap();
+        let known = value_known_at_open(&log).await;
         let stats = &known.file_index().unwrap().stats;
         assert_eq!((stats.parsed_columns(), stats.checkpoint_decodes()), (1, 0));
         assert_eq!(

@@ -158,27 +158,30 @@ async fn check(options: CheckpointOptions, shape: &str, files: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_checkpoint_stats_are_read_again_only_from_the_file_first_read() {
-    check(CheckpointOptions::default(), "classic, JSON stats", 300).await;
-    check(
-        CheckpointOptions::default()
-            .with_stats_json(false)
-            .with_stats_parsed(true),
-        "classic, stats_parsed",
-        300,
-    )
-    .await;
-    check(
-        CheckpointOptions::default().with_parts(3),
-        "multi-part",
-        300,
-    )
-    .await;
-    check(
-        CheckpointOptions::default().with_sidecars(2),
-        "V2, sidecars",
-        300,
-    )
-    .await;
+    for (options, shape, _) in shapes() {
+        check(options, shape, 300).await;
+    }
+}
+
+/// Every checkpoint shape at 300 files: its options, its name, and how
+/// many checkpoint parts hold adds beside the one with the metadata.
+fn shapes() -> [(CheckpointOptions, &'static str, usize); 4] {
+    [
+        (CheckpointOptions::default(), "classic, JSON stats", 1),
+        (
+            CheckpointOptions::default()
+                .with_stats_json(false)
+                .with_stats_parsed(true),
+            "classic, stats_parsed",
+            1,
+        ),
+        (CheckpointOptions::default().with_parts(3), "multi-part", 3),
+        (
+            CheckpointOptions::default().with_sidecars(2),
+            "V2, sidecars",
+            1,
+        ),
+    ]
 }
 
 /// A checkpoint of rows enough to split each decoding over two cores has
@@ -235,30 +238,9 @@ async fn check_known(options: CheckpointOptions, shape: &str, files: usize, part
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_predicate_known_at_open_has_its_stats_decoded_with_the_counts() {
-    check_known(CheckpointOptions::default(), "classic, JSON stats", 300, 1).await;
-    check_known(
-        CheckpointOptions::default()
-            .with_stats_json(false)
-            .with_stats_parsed(true),
-        "classic, stats_parsed",
-        300,
-        1,
-    )
-    .await;
-    check_known(
-        CheckpointOptions::default().with_parts(3),
-        "multi-part",
-        300,
-        3,
-    )
-    .await;
-    check_known(
-        CheckpointOptions::default().with_sidecars(2),
-        "V2, sidecars",
-        300,
-        1,
-    )
-    .await;
+    for (options, shape, parts) in shapes() {
+        check_known(options, shape, 300, parts).await;
+    }
     // Rows enough to split each decoding over two cores: the other chunks
     // are read and decoded first (they hold the metadata), then the stats.
     check_known(
