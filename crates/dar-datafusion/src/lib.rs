@@ -29,6 +29,9 @@
 //!   on expressions), `TIMESTAMP` in microseconds as in Delta, and
 //!   `SELECT * FROM t [WHERE …] [LIMIT …]` planned without DataFusion's
 //!   quadratic expansion of `*` (linear in the columns on wide tables).
+//! * [`filter_columns`]: the columns a statement's filters name, before
+//!   its tables open, so that a one-shot query opens them with those
+//!   columns' file statistics decoded with the log's counts.
 //!
 //! ```
 //! use dar_datafusion::{register_dar, register_delta_table};
@@ -56,6 +59,7 @@ mod convert;
 mod encoding;
 mod exec;
 mod factory;
+mod filter_columns;
 mod function;
 mod metrics;
 mod options;
@@ -72,6 +76,7 @@ use datafusion::prelude::SessionContext;
 
 pub use exec::DeltaScanExec;
 pub use factory::DeltaTableFactory;
+pub use filter_columns::filter_columns;
 pub use function::{DeltaScanFunction, TableChangesFunction};
 pub use options::{DeltaScanOptions, PARTITION_DICTIONARY_KEY};
 pub use provider::{DeltaTableProvider, datafusion_schema, register_delta_table};

@@ -7,7 +7,7 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 
 use dar_datafusion::{DeltaScanOptions, DeltaTableProvider, QueryOptions, register_dar_with};
-use dar_scan::{Table, TableOptions};
+use dar_scan::{StatsLoading, Table, TableOptions};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::displayable;
 use datafusion::prelude::SessionContext;
@@ -55,7 +55,14 @@ async fn query(args: &SqlArgs, streams: &mut Streams<'_>) -> Result<(), CliError
     // plan shows the row groups and pages each scan keeps.
     let options = DeltaScanOptions::new().with_resolve_at_plan(args.explain);
     let ctx = session(args)?;
-    let base = crate::table::with_cache(TableOptions::from(storage), &args.cache);
+    let mut base = crate::table::with_cache(TableOptions::from(storage), &args.cache);
+    // The query is known before its tables open: the columns its filters
+    // name have their file statistics decoded with the checkpoint's
+    // counts, not in a second pass when the query is planned.
+    let filtered = dar_datafusion::filter_columns(&ctx, &args.query);
+    if !filtered.is_empty() {
+        base = base.with_stats_loading(StatsLoading::Columns(filtered));
+    }
     register_dar_with(&ctx, base.clone(), options);
     // The local folders of the registered tables: `--output` never writes
     // inside one.

@@ -365,3 +365,46 @@ fn output_file_changes_only_on_success() {
     assert!(err.contains("inside the table being read"), "{err}");
     assert!(!inside.exists());
 }
+
+/// The statistics of the columns a query's filters name decode with the
+/// checkpoint's counts while its tables open (a table by `--table` and one
+/// read by `delta_scan`): its plan parses none again, and prunes the same.
+/// Without that, the plan parses `id`'s statistics (the counter reads 1).
+#[test]
+fn a_query_decodes_its_filter_columns_stats_with_the_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    // 30 files of two ids each (`id` 0..60), checkpointed.
+    let t = crate::write_checkpointed_id_table(dir.path(), 30, 2);
+    let filter = "WHERE id >= 10 AND id < 14";
+    let named = format!("t={t}");
+    let through_function = format!("FROM delta_scan('{}')", t.replace('\'', "''"));
+    for (from, extra) in [
+        ("FROM t", Some(named.as_str())),
+        (through_function.as_str(), None),
+    ] {
+        let mut args = vec![];
+        let explain = format!("EXPLAIN ANALYZE SELECT count(*) AS n {from} {filter}");
+        args.push(explain.as_str());
+        if let Some(table) = extra {
+            args.extend(["--table", table]);
+        }
+        let plan = sql(&args);
+        let metric = |name: &str| {
+            let at = plan
+                .find(&format!("{name}="))
+                .unwrap_or_else(|| panic!("{name}: {plan}"));
+            let digits: String = plan[at + name.len() + 1..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse::<u64>().unwrap()
+        };
+        assert_eq!(metric("files_total"), 30, "{from}: {plan}");
+        assert_eq!(metric("files_pruned"), 28, "{from}: {plan}");
+        assert_eq!(metric("stats_columns_parsed"), 0, "{from}: {plan}");
+        let query = format!("SELECT count(*) AS n {from} {filter}");
+        args[0] = query.as_str();
+        args.extend(["--format", "csv"]);
+        assert_eq!(sql(&args), "n\n4\n", "{from}");
+    }
+}
