@@ -61,6 +61,16 @@ struct TrieNode {
     targets: Vec<Target>,
     /// Key -> position in `names`.
     index: HashMap<Box<str>, usize>,
+    /// Bit `min(len, 63)` set for the byte length of each name: a key of
+    /// another length is no name here, without comparing (most keys of a
+    /// stats section are columns no predicate wants).
+    lengths: u64,
+}
+
+impl TrieNode {
+    fn length_bit(len: usize) -> u64 {
+        1 << len.min(63)
+    }
 }
 
 /// Physical paths of the stats columns, as a trie.
@@ -98,6 +108,7 @@ impl PathTrie {
                             .index
                             .insert(name.as_str().into(), current.names.len());
                         current.names.push(name.as_str().into());
+                        current.lengths |= TrieNode::length_bit(name.len());
                         current.targets.push(target);
                         match target {
                             Target::Node(child) => node = child,
@@ -118,6 +129,9 @@ impl PathTrie {
         /// Names up to which comparing beats hashing the key.
         const LINEAR: usize = 8;
         let n = &self.nodes[node];
+        if n.lengths & TrieNode::length_bit(key.len()) == 0 {
+            return None;
+        }
         let pos = if n.names.get(*cursor).is_some_and(|name| &**name == key) {
             *cursor
         } else if n.names.len() <= LINEAR {
@@ -136,7 +150,7 @@ pub(super) struct RawStats<'a> {
     pub(super) num_records: Option<&'a str>,
     pub(super) tight_bounds: Option<&'a str>,
     /// `[min of each leaf..., max of each leaf..., nullCount of each leaf...]`.
-    pub(super) slots: Vec<Option<&'a str>>,
+    pub(super) slots: Slots<'a>,
 }
 
 impl RawStats<'_> {
@@ -145,10 +159,62 @@ impl RawStats<'_> {
         Self {
             num_records: None,
             tight_bounds: None,
-            slots: vec![None; 3 * leaves],
+            slots: Slots::new(3 * leaves),
         }
     }
 }
+
+/// The slots of [`RawStats`]: on the stack for the few leaves a predicate
+/// names (one stats string is scanned per file, a million per table),
+/// on the heap past [`Slots::INLINE`].
+#[derive(Debug)]
+pub(super) enum Slots<'a> {
+    /// The first `len` of the array.
+    Inline([Option<&'a str>; Slots::INLINE], usize),
+    /// More than fit inline.
+    Heap(Vec<Option<&'a str>>),
+}
+
+impl Slots<'_> {
+    /// Slots of three leaves (min, max and null count of each) inline.
+    const INLINE: usize = 9;
+
+    fn new(len: usize) -> Self {
+        if len <= Self::INLINE {
+            Slots::Inline([None; Self::INLINE], len)
+        } else {
+            Slots::Heap(vec![None; len])
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for Slots<'a> {
+    type Target = [Option<&'a str>];
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Slots::Inline(slots, len) => &slots[..*len],
+            Slots::Heap(slots) => slots,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Slots<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Slots::Inline(slots, len) => &mut slots[..*len],
+            Slots::Heap(slots) => slots,
+        }
+    }
+}
+
+impl PartialEq for Slots<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Slots<'_> {}
 
 /// Parses one stats string. Only malformed JSON is an error; a stats value
 /// that is not an object yields no stats.
@@ -298,5 +364,46 @@ impl<'de, R, F: FnOnce(&str) -> R> Visitor<'de> for KeySeed<F> {
 
     fn visit_str<E>(self, v: &str) -> Result<R, E> {
         Ok((self.0)(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name is found at every node size (compared, or hashed past
+    /// 8 names), whatever its length (the length filter folds lengths of
+    /// 63 bytes and more into one bit), and keys of other names or of a
+    /// name's length but other bytes are not.
+    #[test]
+    fn lookup_finds_exactly_the_names() {
+        let long = |c: char, n: usize| c.to_string().repeat(n);
+        for count in [1, 3, 8, 9, 20] {
+            let names: Vec<String> = (0..count)
+                .map(|i| match i % 4 {
+                    0 => format!("c{i}"),
+                    1 => long('x', 63 + i),
+                    2 => format!("{}{i}", long('é', 40)),
+                    _ => format!("col_{i}"),
+                })
+                .collect();
+            let paths: Vec<Vec<String>> = names.iter().map(|n| vec![n.clone()]).collect();
+            let trie = PathTrie::new(paths.iter().map(Vec::as_slice));
+            for (i, name) in names.iter().enumerate() {
+                // From the positional guess and from elsewhere.
+                for start in [i, 0, count - 1] {
+                    let mut cursor = start;
+                    match trie.lookup(0, name, &mut cursor) {
+                        Some(Target::Leaf(leaf)) => assert_eq!(leaf, i, "{count}: {name}"),
+                        other => panic!("{count}: {name}: {other:?}"),
+                    }
+                    assert_eq!(cursor, i + 1);
+                }
+            }
+            for other in ["", "c", "C0", &long('x', 62), &long('y', 64), &long('x', 200), "col_"] {
+                let mut cursor = 0;
+                assert!(trie.lookup(0, other, &mut cursor).is_none(), "{count}: {other}");
+            }
+        }
     }
 }
