@@ -400,9 +400,20 @@ mod tests {
                     assert_eq!(cursor, i + 1);
                 }
             }
-            for other in ["", "c", "C0", &long('x', 62), &long('y', 64), &long('x', 200), "col_"] {
+            for other in [
+                "",
+                "c",
+                "C0",
+                &long('x', 62),
+                &long('y', 64),
+                &long('x', 200),
+                "col_",
+            ] {
                 let mut cursor = 0;
-                assert!(trie.lookup(0, other, &mut cursor).is_none(), "{count}: {other}");
+                assert!(
+                    trie.lookup(0, other, &mut cursor).is_none(),
+                    "{count}: {other}"
+                );
             }
         }
     }
