@@ -16,6 +16,7 @@ use std::fmt;
 use serde::Deserializer;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+use smallvec::SmallVec;
 
 /// Where an object was expected, anything else means "no stats here".
 macro_rules! ignore_non_objects {
@@ -159,62 +160,15 @@ impl RawStats<'_> {
         Self {
             num_records: None,
             tight_bounds: None,
-            slots: Slots::new(3 * leaves),
+            slots: SmallVec::from_elem(None, 3 * leaves),
         }
     }
 }
 
-/// The slots of [`RawStats`]: on the stack for the few leaves a predicate
-/// names (one stats string is scanned per file, a million per table),
-/// on the heap past [`Slots::INLINE`].
-#[derive(Debug)]
-pub(super) enum Slots<'a> {
-    /// The first `len` of the array.
-    Inline([Option<&'a str>; Slots::INLINE], usize),
-    /// More than fit inline.
-    Heap(Vec<Option<&'a str>>),
-}
-
-impl Slots<'_> {
-    /// Slots of three leaves (min, max and null count of each) inline.
-    const INLINE: usize = 9;
-
-    fn new(len: usize) -> Self {
-        if len <= Self::INLINE {
-            Slots::Inline([None; Self::INLINE], len)
-        } else {
-            Slots::Heap(vec![None; len])
-        }
-    }
-}
-
-impl<'a> std::ops::Deref for Slots<'a> {
-    type Target = [Option<&'a str>];
-
-    fn deref(&self) -> &Self::Target {
-        match self {
-            Slots::Inline(slots, len) => &slots[..*len],
-            Slots::Heap(slots) => slots,
-        }
-    }
-}
-
-impl std::ops::DerefMut for Slots<'_> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        match self {
-            Slots::Inline(slots, len) => &mut slots[..*len],
-            Slots::Heap(slots) => slots,
-        }
-    }
-}
-
-impl PartialEq for Slots<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        **self == **other
-    }
-}
-
-impl Eq for Slots<'_> {}
+/// The slots of [`RawStats`]: on the stack for up to three leaves (min,
+/// max and null count of each), as a predicate names few columns and one
+/// stats string is scanned per file, a million per table.
+pub(super) type Slots<'a> = SmallVec<[Option<&'a str>; 9]>;
 
 /// Parses one stats string. Only malformed JSON is an error; a stats value
 /// that is not an object yields no stats.
