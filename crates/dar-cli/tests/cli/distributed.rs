@@ -124,6 +124,17 @@ fn sql_on_worker_processes_gives_the_rows_of_one_process() {
     }
 }
 
+/// `dar sql --workers` opens its tables on the coordinator as `dar sql`
+/// does: the statistics of the columns the query filters on decode with
+/// the checkpoint's counts, the plan parses none again, and the workers
+/// count the rows of the two files it keeps.
+#[test]
+fn sql_on_workers_decodes_its_filter_columns_stats_at_open() {
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start()).collect();
+    let addresses = addresses(&workers);
+    crate::sql::assert_filter_columns_stats_decoded_at_open(&["--workers", &addresses]);
+}
+
 #[test]
 fn workers_with_a_cache_dir_keep_what_they_fetch_there() {
     let cache = tempfile::tempdir().unwrap();

@@ -372,23 +372,37 @@ fn output_file_changes_only_on_success() {
 /// Without that, the plan parses `id`'s statistics (the counter reads 1).
 #[test]
 fn a_query_decodes_its_filter_columns_stats_with_the_checkpoint() {
+    assert_filter_columns_stats_decoded_at_open(&[]);
+}
+
+/// [`a_query_decodes_its_filter_columns_stats_with_the_checkpoint`] with
+/// `extra` arguments after each `dar sql` (`--workers`, say): the plan's
+/// scan prunes 28 of 30 files and parses no statistics, and the query
+/// counts the 4 matching rows.
+pub(crate) fn assert_filter_columns_stats_decoded_at_open(extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     // 30 files of two ids each (`id` 0..60), checkpointed.
     let t = crate::write_checkpointed_id_table(dir.path(), 30, 2);
     let filter = "WHERE id >= 10 AND id < 14";
     let named = format!("t={t}");
     let through_function = format!("FROM delta_scan('{}')", t.replace('\'', "''"));
-    for (from, extra) in [
+    for (from, table) in [
         ("FROM t", Some(named.as_str())),
         (through_function.as_str(), None),
     ] {
-        let mut args = vec![];
-        let explain = format!("EXPLAIN ANALYZE SELECT count(*) AS n {from} {filter}");
-        args.push(explain.as_str());
-        if let Some(table) = extra {
-            args.extend(["--table", table]);
-        }
-        let plan = sql(&args);
+        let run = |query: &str, format: &[&str]| {
+            let mut args = vec![query];
+            if let Some(table) = table {
+                args.extend(["--table", table]);
+            }
+            args.extend(format);
+            args.extend(extra);
+            sql(&args)
+        };
+        let plan = run(
+            &format!("EXPLAIN ANALYZE SELECT count(*) AS n {from} {filter}"),
+            &[],
+        );
         let metric = |name: &str| {
             let at = plan
                 .find(&format!("{name}="))
@@ -402,9 +416,10 @@ fn a_query_decodes_its_filter_columns_stats_with_the_checkpoint() {
         assert_eq!(metric("files_total"), 30, "{from}: {plan}");
         assert_eq!(metric("files_pruned"), 28, "{from}: {plan}");
         assert_eq!(metric("stats_columns_parsed"), 0, "{from}: {plan}");
-        let query = format!("SELECT count(*) AS n {from} {filter}");
-        args[0] = query.as_str();
-        args.extend(["--format", "csv"]);
-        assert_eq!(sql(&args), "n\n4\n", "{from}");
+        let rows = run(
+            &format!("SELECT count(*) AS n {from} {filter}"),
+            &["--format", "csv"],
+        );
+        assert_eq!(rows, "n\n4\n", "{from}");
     }
 }
