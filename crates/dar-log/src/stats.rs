@@ -98,20 +98,20 @@ impl FileStats {
 }
 
 impl FileStats {
-    /// The rows at `indices`, in their order.
+    /// The rows at `indices`, in their order. How they are picked is worked
+    /// out once for every array (see [`RowPick`]): rows that follow each
+    /// other are a slice, not a copy; rows in ascending order (a
+    /// checkpoint's live adds) are copied run by run.
     pub fn take(&self, indices: &arrow_array::UInt32Array) -> Result<Self> {
-        let take = |a: &dyn Array| {
-            arrow_select::take::take(a, indices, None)
-                .map_err(|e| LogError::arrow("taking file stats rows", e))
-        };
+        let pick = RowPick::new(indices, self.len());
         let columns = self
             .columns
             .iter()
-            .map(|c| c.take(indices))
+            .map(|c| c.map_rows(|a| pick.apply(a)))
             .collect::<Result<Vec<_>>>()?;
-        let tight = take(&self.tight_bounds)?;
+        let tight = pick.apply(&self.tight_bounds)?;
         Ok(Self {
-            num_records: as_int64(&take(&self.num_records)?)?,
+            num_records: as_int64(&pick.apply(&self.num_records)?)?,
             tight_bounds: tight
                 .as_boolean_opt()
                 .cloned()
@@ -127,10 +127,8 @@ impl ColumnStats {
     /// The rows at `indices`, in their order (the counts of invalid and
     /// contradictory values stay those of the whole).
     pub(crate) fn take(&self, indices: &arrow_array::UInt32Array) -> Result<Self> {
-        self.map_rows(|a| {
-            arrow_select::take::take(a, indices, None)
-                .map_err(|e| LogError::arrow("taking file stats rows", e))
-        })
+        let pick = RowPick::new(indices, self.null_count.len());
+        self.map_rows(|a| pick.apply(a))
     }
 
     fn map_rows(&self, rows: impl Fn(&dyn Array) -> Result<ArrayRef>) -> Result<Self> {
@@ -142,6 +140,57 @@ impl ColumnStats {
             invalid: self.invalid,
             contradictory: self.contradictory,
         })
+    }
+}
+
+/// How the rows at some indices are picked out of arrays of `len` rows,
+/// worked out once for all the arrays of a [`FileStats`].
+enum RowPick<'a> {
+    /// One run of rows, at least half of them: a slice (which keeps the
+    /// whole array alive, hence the half).
+    Slice(std::ops::Range<usize>),
+    /// Rows in strictly ascending order: a filter, which copies runs of
+    /// rows (values and validity) rather than row by row.
+    Filter(arrow_select::filter::FilterPredicate),
+    /// Any other order: a gather.
+    Take(&'a arrow_array::UInt32Array),
+}
+
+impl<'a> RowPick<'a> {
+    fn new(indices: &'a arrow_array::UInt32Array, len: usize) -> Self {
+        if indices.null_count() > 0 || indices.is_empty() {
+            return Self::Take(indices);
+        }
+        let values = indices.values();
+        let ascending = values.windows(2).all(|w| w[0] < w[1]);
+        let last = values[values.len() - 1] as usize;
+        if !ascending || last >= len {
+            return Self::Take(indices);
+        }
+        let first = values[0] as usize;
+        if last - first + 1 == values.len() && values.len() * 2 >= len {
+            return Self::Slice(first..last + 1);
+        }
+        let mut mask = arrow_buffer::BooleanBufferBuilder::new(len);
+        mask.append_n(len, false);
+        for &i in values {
+            mask.set_bit(i as usize, true);
+        }
+        let mask = BooleanArray::new(mask.finish(), None);
+        Self::Filter(
+            arrow_select::filter::FilterBuilder::new(&mask)
+                .optimize()
+                .build(),
+        )
+    }
+
+    fn apply(&self, array: &dyn Array) -> Result<ArrayRef> {
+        let picked = match self {
+            Self::Slice(run) => return Ok(array.slice(run.start, run.len())),
+            Self::Filter(predicate) => predicate.filter(array),
+            Self::Take(indices) => arrow_select::take::take(array, *indices, None),
+        };
+        picked.map_err(|e| LogError::arrow("taking file stats rows", e))
     }
 }
 

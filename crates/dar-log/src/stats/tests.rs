@@ -7,7 +7,7 @@ use arrow_array::types::{
 };
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Date32Array, Float64Array, Int32Array, Int64Array, StringArray,
-    StructArray,
+    StructArray, UInt32Array,
 };
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType as A, Field, Fields};
@@ -475,6 +475,48 @@ fn escaped_string_stats_decode_or_count_as_invalid() {
         min(&stats, "s").as_string::<i32>().value(0),
         "tab\there \u{1F608}"
     );
+}
+
+/// `FileStats::take` gives the rows asked for in every case: an ascending
+/// run of at least half the files is a slice sharing the arrays (no copy),
+/// a shorter run, a run out of order or with a gap is a copy, and the
+/// impossible files follow their rows either way.
+#[test]
+fn take_slices_an_ascending_run_and_copies_the_rest() {
+    let mut b = StatsBuilder::new(columns(json!([{"name": "i", "type": "integer"}])));
+    for (n, lo) in [(10, 1), (11, 2), (-1, 3), (13, 4), (14, 5), (15, 6)] {
+        b.push_json(Some(&format!(
+            r#"{{"numRecords":{n},"minValues":{{"i":{lo}}},"maxValues":{{"i":{lo}}},"nullCount":{{"i":0}}}}"#
+        )));
+    }
+    let all = b.finish().unwrap();
+    assert_eq!(all.impossible, vec![2]);
+    let counts = |s: &FileStats| s.num_records.iter().collect::<Vec<_>>();
+    let mins = |s: &FileStats| {
+        let m = min(s, "i");
+        let m = m.as_primitive::<Int32Type>();
+        m.iter().collect::<Vec<_>>()
+    };
+    for (rows, shared, impossible) in [
+        (vec![1u32, 2, 3, 4], true, vec![1]),
+        (vec![0, 1, 2, 3, 4, 5], true, vec![2]),
+        (vec![4, 5], false, vec![]),
+        (vec![3, 2, 1], false, vec![1]),
+        (vec![0, 1, 3, 4], false, vec![]),
+        (vec![], false, vec![]),
+    ] {
+        let taken = all.take(&UInt32Array::from(rows.clone())).unwrap();
+        let all_counts = counts(&all);
+        let want_counts: Vec<_> = rows.iter().map(|&r| all_counts[r as usize]).collect();
+        assert_eq!(counts(&taken), want_counts, "{rows:?}");
+        let all_mins = mins(&all);
+        let want_mins: Vec<_> = rows.iter().map(|&r| all_mins[r as usize]).collect();
+        assert_eq!(mins(&taken), want_mins, "{rows:?}");
+        assert_eq!(taken.impossible, impossible, "{rows:?}");
+        let same_buffer = taken.num_records.values().inner().data_ptr()
+            == all.num_records.values().inner().data_ptr();
+        assert_eq!(same_buffer, shared, "{rows:?}");
+    }
 }
 
 mod props;
