@@ -124,13 +124,8 @@ impl FileStats {
 }
 
 impl ColumnStats {
-    /// The rows at `indices`, in their order (the counts of invalid and
-    /// contradictory values stay those of the whole).
-    pub(crate) fn take(&self, indices: &arrow_array::UInt32Array) -> Result<Self> {
-        let pick = RowPick::new(indices, self.null_count.len());
-        self.map_rows(|a| pick.apply(a))
-    }
-
+    /// The same column with `rows` applied to each of its arrays (the
+    /// counts of invalid and contradictory values stay those of the whole).
     fn map_rows(&self, rows: impl Fn(&dyn Array) -> Result<ArrayRef>) -> Result<Self> {
         Ok(Self {
             column: self.column.clone(),
