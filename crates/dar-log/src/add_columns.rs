@@ -12,6 +12,7 @@ use arrow_array::builder::{ArrayBuilder, Int32Builder, Int64Builder, MapBuilder,
 use arrow_array::{
     Array, BooleanArray, Int32Array, Int64Array, MapArray, StringArray, StructArray, UInt32Array,
 };
+use arrow_select::filter::{FilterBuilder, FilterPredicate};
 
 use crate::checkpoint::RetainedStats;
 use crate::commit::PartitionEntries;
@@ -74,7 +75,10 @@ impl DvColumns {
             + self.cardinality.get_array_memory_size()
     }
 
-    fn filter(&self, mask: &BooleanArray) -> Result<Self> {
+    fn filter(&self, mask: &FilterPredicate) -> Result<Self> {
+        if self.is_absent() {
+            return Ok(Self::absent(mask.count()));
+        }
         Ok(Self {
             storage_type: filter_as(&self.storage_type, mask)?,
             path_or_inline_dv: filter_as(&self.path_or_inline_dv, mask)?,
@@ -111,7 +115,7 @@ pub enum AddStats {
 }
 
 impl AddStats {
-    fn filter(&self, mask: &BooleanArray) -> Result<Self> {
+    fn filter(&self, mask: &FilterPredicate) -> Result<Self> {
         Ok(match self {
             Self::Inline { json, parsed } => Self::Inline {
                 json: filter_as(json, mask)?,
@@ -155,9 +159,16 @@ pub struct AddColumns {
     pub plain_paths: bool,
 }
 
-fn filter_as<A: Array + Clone + 'static>(a: &A, mask: &BooleanArray) -> Result<A> {
-    let out =
-        arrow_select::filter::filter(a, mask).map_err(|e| LogError::arrow("filtering adds", e))?;
+/// The rows of `a` that `keep` selects. A column with no value at all
+/// (the DV columns of a table without DVs, as a rule) is not walked: its
+/// kept rows are as many nulls.
+fn filter_as<A: Array + Clone + 'static>(a: &A, keep: &FilterPredicate) -> Result<A> {
+    let out = if a.null_count() == a.len() {
+        arrow_array::new_null_array(a.data_type(), keep.count())
+    } else {
+        keep.filter(a)
+            .map_err(|e| LogError::arrow("filtering adds", e))?
+    };
     out.as_any().downcast_ref::<A>().cloned().ok_or_else(|| {
         LogError::arrow(
             "filtering adds",
@@ -177,8 +188,12 @@ impl AddColumns {
         self.path.is_empty()
     }
 
-    /// Keep the rows where `mask` is true.
+    /// Keep the rows where `mask` is true (null is false).
     pub fn filter(&self, mask: &BooleanArray) -> Result<Self> {
+        // One predicate for every column: its runs of kept rows are found
+        // once.
+        let mask = FilterBuilder::new(mask).optimize().build();
+        let mask = &mask;
         Ok(Self {
             path: filter_as(&self.path, mask)?,
             partition_values: filter_as(&self.partition_values, mask)?,
@@ -473,6 +488,82 @@ impl AddColumnsBuilder {
                 cardinality: self.dv_cardinality.finish(),
             },
             plain_paths: self.plain_paths,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Adds `f0`..: with a DV on the rows `dv_rows` select (none: no DV
+    /// column has a value), stats text on the even rows.
+    fn adds(n: usize, dv_rows: impl Fn(usize) -> bool) -> AddColumns {
+        let mut b = AddColumnsBuilder::default();
+        for i in 0..n {
+            let stats = format!(r#"{{"numRecords":{i}}}"#);
+            b.append(AddRow {
+                path: &format!("f{i}"),
+                partition_values: PartitionEntries(None),
+                size: Some(i as i64),
+                modification_time: Some(10 * i as i64),
+                stats: (i % 2 == 0).then_some(stats.as_str()),
+                dv: dv_rows(i).then_some(("u", "ab", Some(1), 40, i as i64)),
+                plain_path: true,
+            })
+            .unwrap();
+        }
+        b.finish()
+    }
+
+    /// `filter` keeps the rows the mask holds true (null counts as
+    /// false) in every column, the DV columns of a table without DVs
+    /// included (they stay without values), and those of a table with
+    /// some DVs row by row.
+    #[test]
+    fn filter_keeps_the_masked_rows_of_every_column() {
+        let mask = BooleanArray::from(vec![
+            Some(true),
+            Some(false),
+            None,
+            Some(true),
+            Some(true),
+            Some(false),
+        ]);
+        let kept = [0usize, 3, 4];
+        for with_dvs in [false, true] {
+            let all = adds(6, |i| with_dvs && i % 3 == 0);
+            let f = all.filter(&mask).unwrap();
+            assert_eq!(f.len(), 3);
+            let paths: Vec<_> = f.path.iter().map(Option::unwrap).collect();
+            assert_eq!(paths, ["f0", "f3", "f4"]);
+            assert_eq!(f.size.values().to_vec(), [0, 3, 4]);
+            assert_eq!(f.modification_time.values().to_vec(), [0, 30, 40]);
+            assert_eq!(f.partition_values.len(), 3);
+            assert!(f.plain_paths);
+            let AddStats::Inline { json, .. } = &f.stats else {
+                panic!("stats from text are inline");
+            };
+            let json: Vec<_> = json.iter().collect();
+            assert_eq!(
+                json,
+                [
+                    Some(r#"{"numRecords":0}"#),
+                    None,
+                    Some(r#"{"numRecords":4}"#)
+                ]
+            );
+            assert_eq!(f.dv.is_absent(), !with_dvs, "with DVs: {with_dvs}");
+            for (at, &row) in kept.iter().enumerate() {
+                let want = (with_dvs && row % 3 == 0).then_some(("u", "ab", Some(1)));
+                assert_eq!(f.dv.key_parts(at), want, "row {row}, with DVs: {with_dvs}");
+                assert_eq!(f.dv.cardinality.is_valid(at), want.is_some());
+                if want.is_some() {
+                    assert_eq!(f.dv.cardinality.value(at), row as i64);
+                    assert_eq!(f.dv.size_in_bytes.value(at), 40);
+                }
+            }
+            assert_eq!(f.dv.path_or_inline_dv.len(), 3);
         }
     }
 }
