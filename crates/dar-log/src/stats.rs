@@ -139,15 +139,24 @@ impl ColumnStats {
 }
 
 /// How the rows at some indices are picked out of arrays of `len` rows,
-/// worked out once for all the arrays of a [`FileStats`].
+/// worked out once for all the arrays of a [`FileStats`]. Each way costs
+/// in proportion to the rows picked and the rows between them, never to
+/// the arrays' length (a checkpoint's batches each take their rows of
+/// the whole file's counts).
 enum RowPick<'a> {
     /// One run of rows, at least half of them: a slice (which keeps the
     /// whole array alive, hence the half).
     Slice(std::ops::Range<usize>),
-    /// Rows in strictly ascending order: a filter, which copies runs of
-    /// rows (values and validity) rather than row by row.
-    Filter(arrow_select::filter::FilterPredicate),
-    /// Any other order: a gather.
+    /// Rows in strictly ascending order with gaps: a filter of the rows
+    /// from the first to the last, which copies runs of rows (values and
+    /// validity) rather than row by row.
+    Filter {
+        /// The first to the last row picked.
+        span: std::ops::Range<usize>,
+        /// Which rows of `span` are picked.
+        predicate: arrow_select::filter::FilterPredicate,
+    },
+    /// Any other order, or a short run: a gather (a copy).
     Take(&'a arrow_array::UInt32Array),
 }
 
@@ -158,31 +167,36 @@ impl<'a> RowPick<'a> {
         }
         let values = indices.values();
         let ascending = values.windows(2).all(|w| w[0] < w[1]);
-        let last = values[values.len() - 1] as usize;
+        let (first, last) = (values[0] as usize, values[values.len() - 1] as usize);
         if !ascending || last >= len {
             return Self::Take(indices);
         }
-        let first = values[0] as usize;
-        if last - first + 1 == values.len() && values.len() * 2 >= len {
-            return Self::Slice(first..last + 1);
+        let span = first..last + 1;
+        if span.len() == values.len() {
+            return if span.len() * 2 >= len {
+                Self::Slice(span)
+            } else {
+                Self::Take(indices)
+            };
         }
-        let mut mask = arrow_buffer::BooleanBufferBuilder::new(len);
-        mask.append_n(len, false);
+        let mut mask = arrow_buffer::BooleanBufferBuilder::new(span.len());
+        mask.append_n(span.len(), false);
         for &i in values {
-            mask.set_bit(i as usize, true);
+            mask.set_bit(i as usize - first, true);
         }
         let mask = BooleanArray::new(mask.finish(), None);
-        Self::Filter(
-            arrow_select::filter::FilterBuilder::new(&mask)
-                .optimize()
-                .build(),
-        )
+        let predicate = arrow_select::filter::FilterBuilder::new(&mask)
+            .optimize()
+            .build();
+        Self::Filter { span, predicate }
     }
 
     fn apply(&self, array: &dyn Array) -> Result<ArrayRef> {
         let picked = match self {
             Self::Slice(run) => return Ok(array.slice(run.start, run.len())),
-            Self::Filter(predicate) => predicate.filter(array),
+            Self::Filter { span, predicate } => {
+                predicate.filter(&array.slice(span.start, span.len()))
+            }
             Self::Take(indices) => arrow_select::take::take(array, *indices, None),
         };
         picked.map_err(|e| LogError::arrow("taking file stats rows", e))

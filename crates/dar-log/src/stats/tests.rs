@@ -478,9 +478,10 @@ fn escaped_string_stats_decode_or_count_as_invalid() {
 }
 
 /// `FileStats::take` gives the rows asked for in every case: an ascending
-/// run of at least half the files is a slice sharing the arrays (no copy),
-/// a shorter run, a run out of order or with a gap is a copy, and the
-/// impossible files follow their rows either way.
+/// run of at least half the files is a slice sharing the arrays (no copy);
+/// a shorter run, rows out of order, and ascending rows with gaps (from
+/// the start or not) are copies; the impossible files follow their rows
+/// either way.
 #[test]
 fn take_slices_an_ascending_run_and_copies_the_rest() {
     let mut b = StatsBuilder::new(columns(json!([{"name": "i", "type": "integer"}])));
@@ -503,6 +504,8 @@ fn take_slices_an_ascending_run_and_copies_the_rest() {
         (vec![4, 5], false, vec![]),
         (vec![3, 2, 1], false, vec![1]),
         (vec![0, 1, 3, 4], false, vec![]),
+        (vec![2, 4, 5], false, vec![0]),
+        (vec![1, 2, 3], true, vec![1]),
         (vec![], false, vec![]),
     ] {
         let taken = all.take(&UInt32Array::from(rows.clone())).unwrap();
@@ -517,6 +520,27 @@ fn take_slices_an_ascending_run_and_copies_the_rest() {
             == all.num_records.values().inner().data_ptr();
         assert_eq!(same_buffer, shared, "{rows:?}");
     }
+}
+
+/// A batch's rows of a whole file's statistics are picked over the span
+/// from its first row to its last, not over the file: each batch of a
+/// checkpoint of many rows costs its own rows, never the file's.
+#[test]
+fn rows_with_gaps_are_filtered_over_their_span_only() {
+    let rows = UInt32Array::from(vec![9_999_990, 9_999_993, 9_999_994]);
+    match RowPick::new(&rows, 10_000_000) {
+        RowPick::Filter { span, predicate } => {
+            assert_eq!(span, 9_999_990..9_999_995);
+            assert_eq!(predicate.count(), 3);
+        }
+        _ => panic!("ascending rows with gaps are a filter"),
+    }
+    // A run: a copy when short, a slice when at least half the rows, and
+    // rows past the arrays' end are left to the gather (and its error).
+    let run = UInt32Array::from(vec![1, 2, 3, 4]);
+    assert!(matches!(RowPick::new(&run, 10_000_000), RowPick::Take(_)));
+    assert!(matches!(RowPick::new(&run, 8), RowPick::Slice(r) if r == (1..5)));
+    assert!(matches!(RowPick::new(&run, 4), RowPick::Take(_)));
 }
 
 mod props;
