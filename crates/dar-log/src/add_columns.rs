@@ -76,9 +76,6 @@ impl DvColumns {
     }
 
     fn filter(&self, mask: &FilterPredicate) -> Result<Self> {
-        if self.is_absent() {
-            return Ok(Self::absent(mask.count()));
-        }
         Ok(Self {
             storage_type: filter_as(&self.storage_type, mask)?,
             path_or_inline_dv: filter_as(&self.path_or_inline_dv, mask)?,
@@ -192,8 +189,8 @@ impl AddColumns {
     pub fn filter(&self, mask: &BooleanArray) -> Result<Self> {
         // One predicate for every column: its runs of kept rows are found
         // once.
-        let mask = FilterBuilder::new(mask).optimize().build();
-        let mask = &mask;
+        let keep = FilterBuilder::new(mask).optimize().build();
+        let mask = &keep;
         Ok(Self {
             path: filter_as(&self.path, mask)?,
             partition_values: filter_as(&self.partition_values, mask)?,
