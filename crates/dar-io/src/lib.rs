@@ -18,7 +18,9 @@
 //!   request at a time).
 //! - Local files: a plan's fetches of one file read in one blocking call
 //!   (`pread`s of an open file), metered as requests
-//!   ([`IoSnapshot::local_reads`]).
+//!   ([`IoSnapshot::local_reads`]); a large read's buffer goes back to the
+//!   table's pool when its bytes are dropped, for the next read
+//!   ([`IoSnapshot::local_buffers_reused`]).
 //! - [`ParquetReader`]: a parquet `AsyncFileReader` with a one-request footer,
 //!   whole-object reads of small files, planned range reads and a shared
 //!   [`MetadataCache`], reading through a [`RangeCache`] of fetched byte
@@ -50,6 +52,7 @@
 //! # }
 //! ```
 
+mod buffer_pool;
 mod checked;
 mod class;
 mod cost;

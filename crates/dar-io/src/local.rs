@@ -9,7 +9,8 @@
 //! each fetch one positioned read into a buffer of exactly its length.
 //! Each fetch is still metered as a request of its class, so request
 //! counts mean the same on every backend; [`IoSnapshot::local_reads`]
-//! counts the blocking calls.
+//! counts the blocking calls. A large fetch reads into a buffer an
+//! earlier one handed back ([`crate::buffer_pool`]) when there is one.
 //!
 //! [`IoSnapshot::local_reads`]: crate::IoSnapshot::local_reads
 
@@ -23,6 +24,7 @@ use bytes::Bytes;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 
+use crate::buffer_pool::BufferPool;
 use crate::class::ObjectClass;
 use crate::error::{Error, Result};
 use crate::metered::IoMetrics;
@@ -33,12 +35,18 @@ use crate::metered::IoMetrics;
 pub struct LocalFiles {
     fs: Arc<LocalFileSystem>,
     metrics: IoMetrics,
+    /// Buffers of large reads, back for the next read once dropped.
+    pool: BufferPool,
 }
 
 impl LocalFiles {
     /// Reads of the files `fs` names, counted in `metrics`.
     pub(crate) fn new(fs: Arc<LocalFileSystem>, metrics: IoMetrics) -> Self {
-        Self { fs, metrics }
+        Self {
+            fs,
+            metrics,
+            pool: BufferPool::default(),
+        }
     }
 
     /// `ranges` of the file at `path` (each non-empty, within a file of
@@ -54,9 +62,10 @@ impl LocalFiles {
         let file_path = self.file_path(path)?;
         let metrics = self.metrics.clone();
         let name = path.to_string();
+        let pool = self.pool.clone();
         metrics.count_local_read();
         tokio::task::spawn_blocking(move || {
-            read_all(&file_path, &name, &ranges, class, &metrics, None)
+            read_all(&file_path, &name, &ranges, class, &metrics, &pool, None)
         })
         .await
         .map_err(|e| Error::Store {
@@ -106,6 +115,7 @@ impl LocalFiles {
             ranges,
             class,
             &self.metrics,
+            &self.pool,
             Some(stamp),
         )
     }
@@ -142,6 +152,7 @@ fn read_all(
     ranges: &[Range<u64>],
     class: ObjectClass,
     metrics: &IoMetrics,
+    pool: &BufferPool,
     stamp: Option<&LocalStamp>,
 ) -> Result<Vec<Bytes>> {
     let open_err = |e| Error::Store {
@@ -168,7 +179,7 @@ fn read_all(
         }
         metrics.start_request(class);
         let start = Instant::now();
-        let read = read_range(&file, r);
+        let read = read_range(&file, r, pool, metrics);
         let elapsed = start.elapsed();
         let body = match read {
             Ok(b) => b,
@@ -191,27 +202,57 @@ fn read_all(
                 actual: body.len() as u64,
             });
         }
-        out.push(Bytes::from(body));
+        out.push(body);
     }
     Ok(out)
 }
 
-/// `range` of `file` by positioned reads into a buffer of its length
-/// (shorter at the end of the file). `read_to_end` zeroes and reads it in
-/// chunks doubling from 8 KiB (eight `pread`s a MiB). Measured, not
-/// kept: one `pread` into a buffer zeroed whole first cost the `dar`
-/// binary (jemalloc) a quarter more time on W4; reading through the
-/// file's own handle (no zeroing, same chunks) changed nothing beyond
-/// the noise (docs/benchmarks.md, "Issue 36, fifth session").
-fn read_range(file: &std::fs::File, range: &Range<u64>) -> std::io::Result<Vec<u8>> {
+/// `range` of `file` (shorter at the end of the file) by positioned
+/// reads: into a buffer an earlier read handed back to `pool` when there
+/// is one of about its length (no zeroing, no fresh pages; counted in
+/// `metrics`), else into a fresh buffer of its length, which the pool
+/// takes back once the bytes are dropped. A fresh buffer is filled by
+/// `read_to_end`, which zeroes and reads it in chunks doubling from 8
+/// KiB. Measured, not kept: one `pread` into a buffer zeroed whole first
+/// cost the `dar` binary (jemalloc) a quarter more time on W4; reading
+/// through the file's own handle (no zeroing, same chunks) changed
+/// nothing beyond the noise (docs/benchmarks.md, "Issue 36, fifth
+/// session").
+fn read_range(
+    file: &std::fs::File,
+    range: &Range<u64>,
+    pool: &BufferPool,
+    metrics: &IoMetrics,
+) -> std::io::Result<Bytes> {
     let len = usize::try_from(range.end - range.start).map_err(std::io::Error::other)?;
-    let mut buf = Vec::with_capacity(len);
+    if let Some(mut buffer) = pool.take(len) {
+        metrics.count_local_buffer_reused();
+        let filled = read_into(file, range.start, &mut buffer[..len])?;
+        return Ok(pool.bytes(buffer, filled));
+    }
+    let mut buffer = Vec::with_capacity(BufferPool::capacity_for(len));
     let mut at = Positioned {
         file,
         offset: range.start,
     };
-    (&mut at).take(len as u64).read_to_end(&mut buf)?;
-    Ok(buf)
+    (&mut at).take(len as u64).read_to_end(&mut buffer)?;
+    let filled = buffer.len();
+    Ok(pool.bytes(buffer, filled))
+}
+
+/// Fills `buf` from `file` at `offset` by positioned reads, up to the end
+/// of the file: the bytes read.
+fn read_into(file: &std::fs::File, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read_at(&mut buf[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 /// A reader of `file` from `offset` by `pread`, leaving the shared file
@@ -273,6 +314,73 @@ mod tests {
         assert_eq!(s.local_reads, 1);
         assert_eq!(s.class(ObjectClass::PageData).requests, 4);
         assert_eq!(s.class(ObjectClass::PageData).bytes, 10 + 4000 + 10 + 1);
+    }
+
+    /// A large read's buffer is handed back when its bytes are dropped
+    /// and the next read of about its length goes into it (counted): the
+    /// bytes are the file's, never the earlier read's, and a read the
+    /// file is too short for is an error, not the earlier bytes.
+    #[tokio::test]
+    async fn a_large_read_reuses_the_buffer_an_earlier_read_handed_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = 300_000usize;
+        let data: Vec<u8> = (0..len as u32).map(|i| (i % 253) as u8).collect();
+        std::fs::write(dir.path().join("data.bin"), &data).unwrap();
+        let (local, metrics, path) = files(dir.path());
+        let whole: Vec<Range<u64>> = std::iter::once(0..len as u64).collect();
+        let first = local
+            .read(&path, whole.clone(), ObjectClass::PageData)
+            .await
+            .unwrap();
+        assert_eq!(first[0].as_ref(), &data[..]);
+        // Lent out while the bytes live: the next read takes a fresh buffer.
+        let second = local
+            .read(
+                &path,
+                std::iter::once(1000..len as u64).collect(),
+                ObjectClass::PageData,
+            )
+            .await
+            .unwrap();
+        assert_eq!(second[0].as_ref(), &data[1000..]);
+        assert_eq!(metrics.snapshot().local_buffers_reused, 0);
+        drop(first);
+        drop(second);
+        let third = local
+            .read(
+                &path,
+                std::iter::once(50_000..len as u64).collect(),
+                ObjectClass::PageData,
+            )
+            .await
+            .unwrap();
+        assert_eq!(third[0].as_ref(), &data[50_000..]);
+        assert_eq!(metrics.snapshot().local_buffers_reused, 1);
+        drop(third);
+        // The file shrinks: a reused buffer's old bytes are never read.
+        std::fs::write(dir.path().join("data.bin"), &data[..len / 2]).unwrap();
+        let err = local
+            .read(&path, whole, ObjectClass::PageData)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Truncated { actual, .. } if *actual == (len / 2) as u64),
+            "{err}"
+        );
+        assert_eq!(metrics.snapshot().local_buffers_reused, 2);
+        // Small reads are the allocator's: never pooled.
+        for _ in 0..2 {
+            let small = local
+                .read(
+                    &path,
+                    std::iter::once(0..100).collect(),
+                    ObjectClass::PageData,
+                )
+                .await
+                .unwrap();
+            assert_eq!(small[0].as_ref(), &data[..100]);
+        }
+        assert_eq!(metrics.snapshot().local_buffers_reused, 2);
     }
 
     #[tokio::test]

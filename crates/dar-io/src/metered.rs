@@ -44,6 +44,7 @@ struct Counters {
     lists: AtomicU64,
     writes: AtomicU64,
     local_reads: AtomicU64,
+    local_buffers_reused: AtomicU64,
     cache: CacheCounters,
 }
 
@@ -162,6 +163,9 @@ pub struct IoSnapshot {
     /// Blocking calls that read local files directly, each every planned
     /// fetch of one file (its requests are counted per class as well).
     pub local_reads: u64,
+    /// Local reads into a buffer an earlier read filled and handed back
+    /// once its bytes were dropped (no zeroing, no fresh pages).
+    pub local_buffers_reused: u64,
     /// Byte-range cache hits and misses.
     pub cache: CacheCounts,
 }
@@ -195,6 +199,9 @@ impl IoSnapshot {
         out.lists = out.lists.saturating_sub(earlier.lists);
         out.writes = out.writes.saturating_sub(earlier.writes);
         out.local_reads = out.local_reads.saturating_sub(earlier.local_reads);
+        out.local_buffers_reused = out
+            .local_buffers_reused
+            .saturating_sub(earlier.local_buffers_reused);
         out.cache = self.cache.since(&earlier.cache);
         out
     }
@@ -253,6 +260,7 @@ impl IoMetrics {
         out.lists = self.inner.lists.load(Ordering::Relaxed);
         out.writes = self.inner.writes.load(Ordering::Relaxed);
         out.local_reads = self.inner.local_reads.load(Ordering::Relaxed);
+        out.local_buffers_reused = self.inner.local_buffers_reused.load(Ordering::Relaxed);
         let c = &self.inner.cache;
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         out.cache = CacheCounts {
@@ -310,6 +318,13 @@ impl IoMetrics {
     /// Counts one blocking call of direct local reads.
     pub(crate) fn count_local_read(&self) {
         self.inner.local_reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one local read into a pooled buffer.
+    pub(crate) fn count_local_buffer_reused(&self) {
+        self.inner
+            .local_buffers_reused
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn start_request(&self, class: ObjectClass) {

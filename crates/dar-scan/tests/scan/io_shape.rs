@@ -300,6 +300,47 @@ async fn one_file_of_many_row_groups_decodes_on_two_threads_at_once() {
     assert_eq!(int64s(&collect(&plan).await, 0), want);
 }
 
+/// A local read's buffer goes back to the table's pool when the batches
+/// made from it are dropped: the next scan of the same table reads into
+/// it (no zeroing, no fresh pages), and its rows are the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_scan_reads_into_buffers_an_earlier_scan_handed_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let local: Arc<dyn ObjectStore> =
+        Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+    let options = ParquetOptions::default()
+        .with_codec(Codec::Uncompressed)
+        .with_dictionary(false);
+    let mut w = TableWriter::builder(local, Path::from("t"), Arc::clone(&schema))
+        .with_parquet_options(options)
+        .create()
+        .await
+        .unwrap();
+    // Three files of 20,000 values: each read is 160 KB, above the
+    // smallest pooled read.
+    let rows = 20_000i64;
+    for f in 0..3 {
+        let x = Int64Array::from_iter_values(f * rows..(f + 1) * rows);
+        let batch = RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(x)]).unwrap();
+        w.append(&batch).await.unwrap();
+    }
+    let uri = dir.path().join("t").to_str().unwrap().to_string();
+    let table = Table::open(&uri).await.unwrap();
+    let scan = || async {
+        let plan = table.scan().build().unwrap();
+        let mut xs = int64s(&collect(&plan).await, 0);
+        xs.sort_unstable();
+        (xs, plan.metrics().snapshot().io)
+    };
+    let expected: Vec<i64> = (0..3 * rows).collect();
+    let (first, _) = scan().await;
+    assert_eq!(first, expected);
+    let (second, io) = scan().await;
+    assert_eq!(second, expected);
+    assert!(io.local_buffers_reused >= 1, "{io:?}");
+}
+
 /// Every (file, row group) read of a local table: all its planned fetches
 /// in one direct call (the file opened once), each still counted as a
 /// request; the same rows as the same files through `LocalFileSystem`.
