@@ -34,6 +34,13 @@ use crate::bench::{BenchOptions, Storage};
 use crate::readers::{ReadSpec, Reader, RunContext};
 use crate::scale::Scale;
 
+/// jemalloc, as the `dar` binary, dar's wheel and the peers' native
+/// libraries allocate (see `Cargo.toml`): the in-process readers are
+/// measured on the allocator an engine embedding them would choose.
+#[cfg(all(target_os = "linux", not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "cargo xtask",
