@@ -327,42 +327,30 @@ mod tests {
         let data: Vec<u8> = (0..len as u32).map(|i| (i % 253) as u8).collect();
         std::fs::write(dir.path().join("data.bin"), &data).unwrap();
         let (local, metrics, path) = files(dir.path());
-        let whole: Vec<Range<u64>> = std::iter::once(0..len as u64).collect();
-        let first = local
-            .read(&path, whole.clone(), ObjectClass::PageData)
-            .await
-            .unwrap();
-        assert_eq!(first[0].as_ref(), &data[..]);
+        // The file from `start` to its end, as one read.
+        let read_from = |start: u64| {
+            let (local, path) = (&local, &path);
+            async move {
+                let ranges = std::iter::once(start..len as u64).collect();
+                let mut got = local.read(path, ranges, ObjectClass::PageData).await?;
+                Ok::<Bytes, Error>(got.remove(0))
+            }
+        };
+        let first = read_from(0).await.unwrap();
+        assert_eq!(first.as_ref(), &data[..]);
         // Lent out while the bytes live: the next read takes a fresh buffer.
-        let second = local
-            .read(
-                &path,
-                std::iter::once(1000..len as u64).collect(),
-                ObjectClass::PageData,
-            )
-            .await
-            .unwrap();
-        assert_eq!(second[0].as_ref(), &data[1000..]);
+        let second = read_from(1000).await.unwrap();
+        assert_eq!(second.as_ref(), &data[1000..]);
         assert_eq!(metrics.snapshot().local_buffers_reused, 0);
         drop(first);
         drop(second);
-        let third = local
-            .read(
-                &path,
-                std::iter::once(50_000..len as u64).collect(),
-                ObjectClass::PageData,
-            )
-            .await
-            .unwrap();
-        assert_eq!(third[0].as_ref(), &data[50_000..]);
+        let third = read_from(50_000).await.unwrap();
+        assert_eq!(third.as_ref(), &data[50_000..]);
         assert_eq!(metrics.snapshot().local_buffers_reused, 1);
         drop(third);
         // The file shrinks: a reused buffer's old bytes are never read.
         std::fs::write(dir.path().join("data.bin"), &data[..len / 2]).unwrap();
-        let err = local
-            .read(&path, whole, ObjectClass::PageData)
-            .await
-            .unwrap_err();
+        let err = read_from(0).await.unwrap_err();
         assert!(
             matches!(&err, Error::Truncated { actual, .. } if *actual == (len / 2) as u64),
             "{err}"
