@@ -189,8 +189,7 @@ impl AddColumns {
     pub fn filter(&self, mask: &BooleanArray) -> Result<Self> {
         // One predicate for every column: its runs of kept rows are found
         // once.
-        let keep = FilterBuilder::new(mask).optimize().build();
-        let mask = &keep;
+        let mask = &FilterBuilder::new(mask).optimize().build();
         Ok(Self {
             path: filter_as(&self.path, mask)?,
             partition_values: filter_as(&self.partition_values, mask)?,
