@@ -258,7 +258,7 @@ class Scan:
     def count(self) -> int:
         """The number of rows the scan returns (from the log's statistics where they are exact)."""
     def metrics(self) -> dict[str, Any]:
-        """What the latest run did: files, row groups, pages pruned; rows deleted, filtered, returned; `stage_seconds`; `io` per object class."""
+        """What the latest run did: files, row groups, pages pruned; rows deleted, filtered, returned; `stage_seconds`; `io` per object class, with `local_reads` (blocking calls reading local files) and `local_buffers_reused` (local reads into a buffer an earlier read handed back)."""
 
 def protocol(
     uri: Union[str, "os.PathLike[str]"],

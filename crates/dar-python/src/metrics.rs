@@ -12,7 +12,8 @@ use pyo3::types::PyDict;
 /// ```text
 /// {"files_total": 4, "files_pruned": 3, ..., "rows_output": 8, "batches_output": 1,
 ///  "stage_seconds": {"file_pruning": 0.0017, ...},
-///  "io": {"requests": 1, "bytes": 8601, "lists": 0,
+///  "io": {"requests": 1, "bytes": 8601, "lists": 0, "local_reads": 1,
+///         "local_buffers_reused": 0,
 ///         "classes": {"footer": {"requests": 1, "bytes": 8601, "errors": 0}, ...},
 ///         "cache": {"hits": 0, "hit_bytes": 0, "disk_hits": 0, ..., "misses": 0, ...}}}
 /// ```
@@ -32,6 +33,8 @@ pub fn metrics_dict<'py>(py: Python<'py>, m: &MetricsSnapshot) -> PyResult<Bound
     io.set_item("requests", m.io.requests())?;
     io.set_item("bytes", m.io.bytes())?;
     io.set_item("lists", m.io.lists)?;
+    io.set_item("local_reads", m.io.local_reads)?;
+    io.set_item("local_buffers_reused", m.io.local_buffers_reused)?;
     let classes = PyDict::new(py);
     for class in ObjectClass::ALL {
         let c = m.io.class(class);

@@ -5,10 +5,11 @@ metrics, the Arrow C stream, and each way to consume it agreeing with the
 import threading
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import dar
-from conftest import SAMPLE, cli_rows
+from conftest import SAMPLE, cli_rows, write_delta_table
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +133,30 @@ def test_stats_for_filter_that_does_not_parse_leaves_the_error_to_the_scan():
     assert known.scan(filter="trip_id > 5").count() > 0
     with pytest.raises(dar.InvalidPredicateError):
         known.scan(filter="trip_id >").to_table()
+
+
+def test_large_local_reads_reuse_buffers_and_give_the_cli_rows(tmp_path, dar_bin):
+    """A table of files whose reads are large enough to pool (160 KB of
+    uncompressed ids each): every scan gives the rows `dar scan` gives, and
+    a second scan of the same open table reads into the first one's
+    buffers."""
+    rows = 20_000
+    root = tmp_path / "t"
+    root.mkdir()
+    names = []
+    for f in range(3):
+        data = pa.table({"id": pa.array(range(f * rows, (f + 1) * rows), pa.int64())})
+        names.append(f"part-{f}.parquet")
+        pq.write_table(data, root / names[-1], compression="none", use_dictionary=False)
+    write_delta_table(root, [("id", "long", False)], [(name, None) for name in names])
+
+    expected = cli_rows(dar_bin, str(root))
+    assert expected.num_rows == 3 * rows
+    table = dar.Table(str(root))
+    first = table.scan()
+    assert sorted(first.to_table().column("id").to_pylist()) == list(range(3 * rows))
+    assert first.metrics()["io"]["local_reads"] >= 3
+    second = table.scan()
+    got = second.to_table()
+    assert sorted(got.column("id").to_pylist()) == sorted(expected.column("id").to_pylist())
+    assert second.metrics()["io"]["local_buffers_reused"] >= 1, second.metrics()["io"]

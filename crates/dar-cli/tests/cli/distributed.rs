@@ -135,6 +135,46 @@ fn sql_on_workers_decodes_its_filter_columns_stats_at_open() {
     crate::sql::assert_filter_columns_stats_decoded_at_open(&["--workers", &addresses]);
 }
 
+/// Files whose reads are large enough for dar-io's buffer pool (160 KB of
+/// uncompressed ids each): `dar scan`, `dar sql` and `dar sql --workers`
+/// give every id once.
+#[test]
+fn large_local_reads_give_the_same_rows_through_scan_sql_and_workers() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = dar_testkit::ParquetOptions::default()
+        .with_codec(dar_testkit::Codec::Uncompressed)
+        .with_dictionary(false);
+    let rows = 20_000i64;
+    let table = crate::write_id_table(dir.path(), 4, rows, 0, Some(options));
+    let n = 4 * rows;
+    let want_ids: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    let scanned = dar()
+        .args(["scan", &table, "--format", "csv"])
+        .assert()
+        .success();
+    let mut ids: Vec<String> = sorted_lines(&scanned.get_output().stdout)
+        .into_iter()
+        .filter(|l| l != "id")
+        .collect();
+    ids.sort_by_key(|l| l.parse::<i64>().unwrap());
+    assert_eq!(ids, want_ids);
+
+    let query = "SELECT count(*) AS n, sum(id) AS s, min(id) AS lo, max(id) AS hi FROM t";
+    let mut want = vec![
+        "n,s,lo,hi".to_string(),
+        format!("{n},{},0,{}", n * (n - 1) / 2, n - 1),
+    ];
+    want.sort();
+    let t = format!("t={table}");
+    let local = dar()
+        .args(["sql", query, "--table", &t, "--format", "csv"])
+        .assert()
+        .success();
+    assert_eq!(sorted_lines(&local.get_output().stdout), want);
+    let workers: Vec<Worker> = (0..2).map(|_| Worker::start()).collect();
+    assert_eq!(on_workers(&workers, query, &[t]), want);
+}
+
 #[test]
 fn workers_with_a_cache_dir_keep_what_they_fetch_there() {
     let cache = tempfile::tempdir().unwrap();
